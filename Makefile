@@ -1,0 +1,73 @@
+# flamediag — see README.md.  Quick start: `make demo`, `make test`.
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+
+# Debian packages capture and the tests drive (see README "Dependencies").
+DEB_PACKAGES := linux-perf sysstat numactl iproute2 ethtool bats bats-assert bats-support \
+	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod
+
+.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench clean help
+
+help:
+	@echo "make demo     set up .venv (diagnosis deps) and diagnose samples/zone-reclaim*"
+	@echo "make test     install capture/test deps, run shellcheck + bats + pytest"
+	@echo "make lab      run the live-lab scenarios alone (root) and print a table"
+	@echo "make catalog  list the playbooks (id, title, kernel eras, evidence)"
+	@echo "make bench    run the benchmarks in bench/"
+	@echo "make install PREFIX=/usr/local"
+
+# --- environments ------------------------------------------------------------------
+$(VPY):
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "make: installing python3-venv"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+	    rm -rf $(VENV); $(PYTHON) -m venv $(VENV); \
+	  else echo "ERROR: cannot create $(VENV). Install python3-venv (apt-get install python3-venv)" >&2; exit 1; fi; }
+
+$(VENV)/.runtime-ok: requirements.txt | $(VPY)
+	@$(VPY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev-ok: requirements-dev.txt requirements.txt | $(VPY)
+	@$(VPY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+venv: $(VENV)/.runtime-ok
+venv-dev: $(VENV)/.dev-ok
+
+deps:
+	@bash test/install-deps $(DEB_PACKAGES)
+
+# --- the two quick-start commands ----------------------------------------------------
+demo: venv
+	@bash test/demo
+
+test: deps venv-dev
+	@bash test/run
+
+# run the suites without the install steps (inner loop)
+test-only:
+	@bash test/run
+
+lab: venv-dev
+	@bash test/live/lab
+
+catalog: venv
+	@bin/flamediag playbooks
+
+bench: venv-dev
+	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && { echo "== $$b"; "$$b" || exit 1; }; done; true
+
+# --- install ---------------------------------------------------------------------------
+install:
+	@bash lib/install.bash "$(PREFIX)"
+
+uninstall:
+	rm -rf "$(PREFIX)/lib/flamediag" "$(PREFIX)/bin/flamediag"
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

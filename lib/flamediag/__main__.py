@@ -1,0 +1,27 @@
+"""`python -m flamediag SUBCOMMAND ...` — Python subcommands live in flamediag.commands.<name>.
+
+Each command module defines `main(argv) -> int`; adding a subcommand is adding a module
+(and naming it in bin/flamediag's PYTHON_SUBCOMMANDS).
+"""
+import importlib
+import sys
+
+from . import cli, exitcodes
+
+COMMANDS = ("diagnose", "collapse", "flamegraph", "redact", "playbooks")
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in COMMANDS:
+        sys.stderr.write(f"flamediag: unknown subcommand {argv[0]!r}\n" if argv else "flamediag: no subcommand\n")
+        sys.stderr.write("Try 'flamediag --help'.\n")
+        return exitcodes.USAGE
+    sub, rest = argv[0], argv[1:]
+    module = importlib.import_module(f"flamediag.commands.{sub}")
+    cli.install_sigterm_handler()
+    return cli.run(sub, module.main, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

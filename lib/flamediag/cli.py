@@ -1,0 +1,87 @@
+"""Shared command-line plumbing: usage blocks that end in examples, exit codes, clean errors.
+
+Every Python subcommand builds its parser with `make_parser()` and runs through `run()`:
+- `--help` prints the usage block (ending in examples) to stdout, exit 0;
+- a bad flag prints the usage to stderr, exit 2;
+- `UserError` prints one line `flamediag SUB: ERROR: ...` and exits with its code;
+- Ctrl-C exits 130, a broken pipe (`| head`) exits quietly.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Callable, Sequence
+
+from . import exitcodes
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one line, never as a traceback."""
+
+    def __init__(self, message: str, code: int = exitcodes.DATAERR):
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # bad usage: usage to stderr, exit 2
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(self.epilog_hint())
+        sys.exit(exitcodes.USAGE)
+
+    def epilog_hint(self) -> str:
+        return f"Try '{self.prog} --help' for examples.\n"
+
+
+def make_parser(sub: str, description: str, examples: str) -> argparse.ArgumentParser:
+    """A parser whose --help ends with an `examples:` block (perf-tools / bcc style)."""
+    return _Parser(
+        prog=f"flamediag {sub}",
+        description=description,
+        epilog="examples:\n" + examples.rstrip() + "\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def safe_for_terminal(text: str) -> str:
+    """Show control characters (ESC, BEL, bidi overrides...) escaped, never raw."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in "\n\t":
+            out.append(ch)
+        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def warn(sub: str, message: str) -> None:
+    sys.stderr.write(safe_for_terminal(f"flamediag {sub}: {message}") + "\n")
+
+
+def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:
+    try:
+        return main(argv)
+    except UserError as err:
+        warn(sub, f"ERROR: {err}")
+        return err.code
+    except KeyboardInterrupt:
+        return exitcodes.SIGINT
+    except BrokenPipeError:
+        # Output closed early (`| head`): not an error. Point stdout at devnull so the
+        # interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return exitcodes.OK
+
+
+def install_sigterm_handler() -> None:
+    def _on_term(signum, frame):
+        raise SystemExit(exitcodes.SIGTERM)
+
+    signal.signal(signal.SIGTERM, _on_term)

@@ -1,0 +1,15 @@
+"""flamediag flamegraph — placeholder until its issue lands (see README)."""
+from __future__ import annotations
+
+from .. import exitcodes
+from ..cli import make_parser, UserError
+
+EXAMPLES = """
+    flamediag flamegraph --help
+"""
+
+
+def main(argv) -> int:
+    parser = make_parser("flamegraph", "not implemented yet", EXAMPLES)
+    parser.parse_args(argv)
+    raise UserError("flamegraph is not implemented yet", exitcodes.USAGE)

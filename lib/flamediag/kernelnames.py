@@ -1,0 +1,69 @@
+"""Kernel frame-name normalisation and context detection (see doc/kernel-symbols).
+
+Compiler suffixes (`.isra.0`, `.constprop.0`, `.part.0`, `.cold`) and perf offsets
+(`+0x1a`, `+0x1a/0x40`) are not part of a function's identity; `normalize()` strips them
+so `shrink_node.isra.0+0x3f` matches a signature written as `shrink_node`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?$")
+_SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$|\.cold$")
+_ANNOTATION = re.compile(r"_\[[kjiw]\]$")
+
+
+def normalize(name: str) -> str:
+    """`shrink_node.isra.0+0x3f/0x80` -> `shrink_node`; `foo_[k]` -> `foo`.
+
+    >>> normalize("native_queued_spin_lock_slowpath+0x1a")
+    'native_queued_spin_lock_slowpath'
+    >>> normalize("shrink_node.isra.0")
+    'shrink_node'
+    >>> normalize("__alloc_pages_slowpath.constprop.0_[k]")
+    '__alloc_pages_slowpath'
+    """
+    name = _ANNOTATION.sub("", name.strip())
+    name = _OFFSET.sub("", name)
+    return _SUFFIX.sub("", name)
+
+
+SOFTIRQ_ENTRY = frozenset(
+    {"__do_softirq", "__softirqentry_text_start", "handle_softirqs", "do_softirq", "run_ksoftirqd",
+     "do_softirq_own_stack", "call_softirq", "__irq_exit_rcu", "irq_exit_rcu", "irq_exit"}
+)
+# irq_exit* run softirqs only when pending; they mark softirq context only if a softirq
+# entry follows them. The hardirq entries below mark hardirq context.
+HARDIRQ_ENTRY = frozenset(
+    {"do_IRQ", "common_interrupt", "handle_irq", "asm_common_interrupt", "handle_irq_event",
+     "__handle_irq_event_percpu", "handle_edge_irq", "handle_fasteoi_irq", "smp_apic_timer_interrupt",
+     "apic_timer_interrupt", "asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
+     "__sysvec_apic_timer_interrupt", "hrtimer_interrupt", "asm_sysvec_call_function",
+     "sysvec_call_function", "sysvec_call_function_single", "smp_call_function_interrupt",
+     "smp_call_function_single_interrupt", "generic_smp_call_function_single_interrupt",
+     "xen_evtchn_do_upcall", "__xen_evtchn_do_upcall", "asm_sysvec_xen_hvm_callback",
+     "sysvec_reschedule_ipi", "smp_reschedule_interrupt", "flush_tlb_func", "flush_tlb_func_common"}
+)
+NMI_ENTRY = frozenset({"nmi", "do_nmi", "exc_nmi", "asm_exc_nmi", "default_do_nmi", "end_repeat_nmi",
+                       "perf_event_nmi_handler", "nmi_handle"})
+_SOFTIRQ_ONLY = SOFTIRQ_ENTRY - {"__irq_exit_rcu", "irq_exit_rcu", "irq_exit"}
+
+
+def context_for_frame(name: str) -> Optional[str]:
+    """The context a frame *enters*, or None when it stays in its caller's context."""
+    base = normalize(name)
+    if base in _SOFTIRQ_ONLY:
+        return "softirq"
+    if base in NMI_ENTRY:
+        return "nmi"
+    if base in HARDIRQ_ENTRY:
+        return "hardirq"
+    return None
+
+
+def looks_kernel(name: str) -> bool:
+    """Heuristic for folded input without `_[k]`: kernel symbols are plain C identifiers
+    that perf prints without a module, user frames usually carry `::`, `(`, `/`, `.so` etc."""
+    base = normalize(name)
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", base)) and not base.startswith(("Java_", "JVM_", "_Z"))

@@ -1,0 +1,124 @@
+"""The stack profile every input format is reduced to, and the diagnosis engine reads.
+
+A `Profile` is a bag of aggregated stacks. Each `StackRecord` is one distinct
+(frames, comm, cpu, context) with its weight (sample count, or period sum when the
+input is period-weighted). Frames run root first, leaf last, and carry their kind so
+the matcher and the flame graph need not guess:
+
+    Frame("__alloc_pages_nodemask", "kernel")
+
+Readers (perf script, folded, pasted perf report, crash bt, ...) build a Profile with
+`Profile.add(...)`; they never decide what is busy or idle — `is_idle()` does, once.
+
+Who fills what:
+- perf script / bundle: all fields; `ancestry=True`.
+- folded stacks: frames (kind from `_[k]`/`_[j]` suffixes or a kernel-name heuristic),
+  comm = first frame when it is not a function, cpu None.
+- flat profiles (perf top, perf report without call graph): one-frame stacks with
+  `ancestry=False` — signatures only count frames declared distinctive alone.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+KINDS = ("kernel", "user", "jit", "context", "unknown")
+CONTEXTS = ("task", "softirq", "hardirq", "nmi")
+
+# Leaf frames of the idle loop across kernel eras. A sample is idle only when its
+# leaf is one of these AND no softirq/hardirq/nmi context sits above it: softirq
+# work taken on an idle CPU is busy (FlameScope and bcc profile get this wrong).
+IDLE_LEAVES = frozenset(
+    {
+        "cpu_idle", "cpu_idle_loop", "do_idle", "default_idle", "default_idle_call",
+        "arch_cpu_idle", "native_safe_halt", "pv_native_safe_halt", "safe_halt",
+        "intel_idle", "intel_idle_irq", "intel_idle_ibrs", "mwait_idle", "mwait_idle_with_hints",
+        "acpi_idle_do_entry", "acpi_idle_enter", "acpi_processor_ffh_cstate_enter",
+        "xen_hypercall_sched_op", "xen_safe_halt", "poll_idle", "cpuidle_enter_state",
+        "cpu_startup_entry", "amd_e400_idle", "default_enter_idle", "hv_idle",
+        "acpi_safe_halt", "io_idle", "cpuidle_idle_call", "tick_nohz_idle_enter",
+        "native_halt", "halt", "kvm_wait",
+    }
+)
+IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
+
+
+@dataclass(frozen=True)
+class Frame:
+    name: str
+    kind: str = "unknown"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass
+class StackRecord:
+    frames: Tuple[Frame, ...]
+    weight: float
+    comm: str = ""
+    cpu: Optional[int] = None
+    context: str = "task"  # task|softirq|hardirq|nmi: the innermost non-task context in the stack
+    pid: Optional[int] = None
+
+    def names(self) -> Tuple[str, ...]:
+        return tuple(f.name for f in self.frames)
+
+
+def context_of(frames: Iterable[Frame]) -> str:
+    """The innermost interrupt context a stack runs in, from its frame names."""
+    from .kernelnames import context_for_frame  # local import: kernelnames is data-heavy
+
+    found = "task"
+    for frame in frames:
+        ctx = context_for_frame(frame.name) if frame.kind in ("kernel", "unknown", "context") else None
+        if ctx:
+            found = ctx
+    return found
+
+
+def is_idle(record: StackRecord) -> bool:
+    if record.context != "task" or not record.frames:
+        return False
+    leaf = record.frames[-1].name.split(".", 1)[0]
+    if leaf in IDLE_LEAVES:
+        return True
+    comm = record.comm.split("/", 1)[0]
+    return comm in IDLE_COMMS and record.pid in (0, None) and all(f.kind != "user" for f in record.frames)
+
+
+@dataclass
+class Profile:
+    """Aggregated stacks plus what the reader learned about the input."""
+
+    source_format: str = "unknown"          # e.g. "perf-script", "folded", "perf-report-callgraph"
+    ancestry: bool = True                   # False for flat profiles (no call chains)
+    records: Dict[tuple, StackRecord] = field(default_factory=dict)
+    data_quality: List[str] = field(default_factory=list)   # sentences for findings.json
+    skipped_lines: int = 0
+    events: Counter = field(default_factory=Counter)          # event name -> samples seen
+    time_span: Optional[Tuple[float, float]] = None           # first/last sample timestamp
+
+    def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
+            context: Optional[str] = None, pid: Optional[int] = None) -> None:
+        frames = tuple(frames)
+        ctx = context or context_of(frames)
+        key = (frames, comm, cpu, ctx, pid if pid == 0 else None)
+        rec = self.records.get(key)
+        if rec is None:
+            self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid)
+        else:
+            rec.weight += weight
+
+    def __iter__(self) -> Iterator[StackRecord]:
+        return iter(self.records.values())
+
+    def total(self) -> float:
+        return sum(r.weight for r in self.records.values())
+
+    def busy(self) -> float:
+        return sum(r.weight for r in self.records.values() if not is_idle(r))
+
+    def cpus(self) -> List[int]:
+        return sorted({r.cpu for r in self.records.values() if r.cpu is not None})
