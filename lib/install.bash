@@ -13,7 +13,7 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dest=$prefix/lib/flamediag
 
 mkdir -p "$dest" "$prefix/bin"
-rm -rf "${dest:?}/bin" "$dest/lib" "$dest/playbooks"
+rm -rf "${dest:?}/bin" "${dest:?}/lib" "${dest:?}/playbooks"
 cp -R "$src/bin" "$src/lib" "$src/playbooks" "$dest/"
 cp "$src/requirements.txt" "$dest/"
 find "$dest/lib" -name __pycache__ -prune -exec rm -rf {} +

@@ -48,7 +48,7 @@ load test_helper
 	for sub in capture diagnose collapse flamegraph redact playbooks; do
 		run --separate-stderr "$FLAMEDIAG" "$sub" --no-such-flag
 		[ "$status" -eq 2 ] || { echo "$sub exited $status"; false; }
-		[[ $stderr == *sage* ]] || { echo "$sub: no usage on stderr"; false; }
+		[[ ${stderr,,} == *usage* ]] || { echo "$sub: no usage on stderr"; false; }
 	done
 }
 
@@ -68,5 +68,5 @@ load test_helper
 	cd "$BATS_TEST_TMPDIR"
 	run -0 "$prefix/bin/flamediag" version
 	assert_output "flamediag $(cat "$FLAMEDIAG_ROOT/lib/VERSION")"
-	assert_file_exists "$prefix/lib/flamediag/playbooks"
+	assert_dir_exists "$prefix/lib/flamediag/playbooks"
 }

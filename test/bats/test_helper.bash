@@ -7,7 +7,8 @@ load "$BATS_LIB/bats-support/load.bash"
 load "$BATS_LIB/bats-assert/load.bash"
 load "$BATS_LIB/bats-file/load.bash"
 
-FLAMEDIAG_ROOT=$(cd "$BATS_TEST_DIRNAME" && git rev-parse --show-toplevel 2>/dev/null || cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# Suites live two levels below the root (test/bats/, test/live/).
+FLAMEDIAG_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 FLAMEDIAG=$FLAMEDIAG_ROOT/bin/flamediag
 FIXTURES=$FLAMEDIAG_ROOT/test/fixtures
 export FLAMEDIAG_ROOT FLAMEDIAG FIXTURES
