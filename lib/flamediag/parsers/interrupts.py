@@ -1,0 +1,72 @@
+"""/proc/interrupts: per-CPU counts per IRQ line (numbered with chip and device, or named rows).
+
+Sample input::
+
+               CPU0       CPU1
+     38:     812345          3   PCI-MSI 49153-edge      eth0-TxRx-0
+    LOC:      72617      71544   Local timer interrupts
+    ERR:          0
+
+Result: {"cpus": ["CPU0", ...], "rows": {label: {"counts": [int per CPU], "name": str}},
+"notes": [...]}. `name` is the device (last word) for numbered IRQs, the description for named rows.
+
+Examples:
+    >>> r = parse('''           CPU0       CPU1
+    ...  38:     812345          3   PCI-MSI 49153-edge      eth0-TxRx-0
+    ... LOC:      72617      71544   Local timer interrupts
+    ... ERR:          0''')
+    >>> r["rows"]["38"], r["rows"]["ERR"]["counts"]
+    ({'counts': [812345, 3], 'name': 'eth0-TxRx-0'}, [0])
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from ._common import add_note, integer, lines
+
+
+def parse(text: str) -> dict:
+    notes: List[str] = []
+    cpus: List[str] = []
+    rows: Dict[str, dict] = {}
+    for line in lines(text, notes):
+        tokens = line.split()
+        if tokens and all(t.startswith("CPU") for t in tokens):
+            cpus = tokens
+            continue
+        if not tokens or not tokens[0].endswith(":"):
+            if tokens:
+                add_note(notes, "proc.interrupts: unreadable line(s) ignored")
+            continue
+        rows[tokens[0][:-1]] = _row(tokens, len(cpus))
+    if not cpus and (text or "").strip():
+        add_note(notes, "proc.interrupts: no CPU header line (unknown format)")
+    return {"cpus": cpus, "rows": rows, "notes": notes}
+
+
+def _row(tokens: List[str], ncpus: int) -> dict:
+    counts: List[int] = []
+    rest = tokens[1:]
+    while rest and len(counts) < max(ncpus, 1) and integer(rest[0]) is not None:
+        counts.append(int(rest.pop(0)))
+    label = tokens[0][:-1]
+    name = rest[-1] if label.isdigit() and rest else " ".join(rest)
+    return {"counts": counts, "name": name}
+
+
+def delta(start: dict, end: dict) -> Dict[str, dict]:
+    """Per-row per-CPU end - start, keeping the name.
+
+    Examples:
+        >>> a = {"rows": {"LOC": {"counts": [1, 1], "name": "Local timer interrupts"}}}
+        >>> b = {"rows": {"LOC": {"counts": [5, 2], "name": "Local timer interrupts"}}}
+        >>> delta(a, b)["LOC"]["counts"]
+        [4, 1]
+    """
+    result = {}
+    for label, after in end.get("rows", {}).items():
+        before = start.get("rows", {}).get(label)
+        if before is not None:
+            counts = [a - b for a, b in zip(after["counts"], before["counts"])]
+            result[label] = {"counts": counts, "name": after["name"]}
+    return result

@@ -1,0 +1,73 @@
+"""`pidstat -u -w 1` output (sysstat 9-12, 12/24-hour times, decimal commas).
+
+Sample input::
+
+    07:08:10      UID       PID    %usr %system  %guest   %wait    %CPU   CPU  Command
+    07:08:11        0     14120    1.00   11.00    0.00   19.00   12.00     1  stress-ng
+
+    07:08:10      UID       PID   cswch/s nvcswch/s  Command
+    07:08:11        0        15     19.00      0.00  rcu_preempt
+
+Result: {"cpu": [row], "switches": [row], "intervals": int, "notes": [...]}; a row is
+{"time", "pid", "command", <column>: float}. `Average:` rows are kept apart in
+"average_cpu"/"average_switches".
+
+Examples:
+    >>> r = parse('''07:08:10      UID       PID   cswch/s nvcswch/s  Command
+    ... 07:08:11        0        15     19.00      0.00  rcu_preempt
+    ... 07:08:11        0        16      1,50      2.00  kworker/0:1 events''')
+    >>> [(row["command"], row["cswch/s"]) for row in r["switches"]]
+    [('rcu_preempt', 19.0), ('kworker/0:1 events', 1.5)]
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ._common import add_note, integer, lines, number
+
+AVERAGE_WORDS = ("average:", "moyenne:", "durchschn.:", "media:", "promedio:")
+
+
+def parse(text: str) -> dict:
+    notes: List[str] = []
+    result = {"cpu": [], "switches": [], "average_cpu": [], "average_switches": [],
+              "intervals": 0, "notes": notes}
+    columns: Optional[List[str]] = None
+    times = set()
+    for line in lines(text, notes):
+        tokens = line.split()
+        if "PID" in tokens and "Command" in tokens:
+            columns = tokens[tokens.index("PID") + 1:tokens.index("Command")]
+            continue
+        if not tokens or columns is None or tokens[0] == "Linux":
+            continue
+        row = _row(tokens, columns)
+        if row is None:
+            add_note(notes, "pidstat: unreadable row(s) ignored")
+            continue
+        section = "switches" if "cswch/s" in columns else "cpu"
+        if row["time"].lower() in AVERAGE_WORDS:
+            result["average_" + section].append(row)
+        else:
+            result[section].append(row)
+            times.add((section, row["time"]))
+    if columns is None and (text or "").strip():
+        add_note(notes, "pidstat: no header with PID and Command found (unknown format)")
+    result["intervals"] = max(sum(1 for s, _ in times if s == "switches"),
+                              sum(1 for s, _ in times if s == "cpu"))
+    return result
+
+
+def _row(tokens: List[str], columns: List[str]) -> Optional[dict]:
+    # time [AM|PM] UID PID cols... Command (command may contain spaces)
+    start = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
+    if len(tokens) < start + 2 + len(columns) + 1:
+        return None
+    pid = integer(tokens[start + 1])
+    values = [None if t == "-" else number(t) for t in tokens[start + 2:start + 2 + len(columns)]]
+    if pid is None or any(v is None and c != "CPU" for c, v in zip(columns, values)):
+        return None
+    row = {"time": " ".join(tokens[:start]), "pid": pid,
+           "command": " ".join(tokens[start + 2 + len(columns):])}
+    row.update(zip(columns, values))
+    return row

@@ -1,0 +1,65 @@
+"""/proc/softirqs: per-CPU counts per softirq vector.
+
+Sample input::
+
+                        CPU0       CPU1
+              HI:          0          0
+           TIMER:      13467      13795
+          NET_RX:     901234         12
+
+Result: {"cpus": ["CPU0", ...], "vectors": {VEC: [count per CPU]}, "notes": [...]}.
+
+Examples:
+    >>> r = parse('''        CPU0       CPU1
+    ...   NET_RX:     901234         12''')
+    >>> r["vectors"]["NET_RX"]
+    [901234, 12]
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from ._common import add_note, integer, lines
+
+
+def parse(text: str) -> dict:
+    notes: List[str] = []
+    return _per_cpu_table(text, notes, "proc.softirqs")
+
+
+def _per_cpu_table(text: str, notes: List[str], label: str) -> dict:
+    cpus: List[str] = []
+    vectors: Dict[str, List[int]] = {}
+    for line in lines(text, notes):
+        tokens = line.split()
+        if tokens and all(t.startswith("CPU") for t in tokens):
+            cpus = tokens
+            continue
+        if not tokens or not tokens[0].endswith(":"):
+            if tokens:
+                add_note(notes, f"{label}: unreadable line(s) ignored")
+            continue
+        counts = [integer(t) for t in tokens[1:1 + max(len(cpus), 1)]]
+        counts = [c for c in counts if c is not None]
+        if not counts:
+            add_note(notes, f"{label}: row(s) without counts ignored")
+            continue
+        vectors[tokens[0][:-1]] = counts
+    if not cpus and (text or "").strip():
+        add_note(notes, f"{label}: no CPU header line (unknown format)")
+    return {"cpus": cpus, "vectors": vectors, "notes": notes}
+
+
+def delta(start: dict, end: dict) -> Dict[str, List[int]]:
+    """Per-vector, per-CPU end - start (CPUs present in both snapshots).
+
+    Examples:
+        >>> delta({"vectors": {"NET_RX": [1, 2]}}, {"vectors": {"NET_RX": [11, 3]}})
+        {'NET_RX': [10, 1]}
+    """
+    result = {}
+    for name, after in end.get("vectors", {}).items():
+        before = start.get("vectors", {}).get(name)
+        if before is not None:
+            result[name] = [a - b for a, b in zip(after, before)]
+    return result

@@ -1,0 +1,31 @@
+"""`tuned-adm active`.
+
+Sample input::
+
+    Current active profile: throughput-performance
+
+Result: {"profile": str|None, "notes": [...]}; "command not found" / "No current active profile"
+give None without a note.
+
+Examples:
+    >>> parse("Current active profile: virtual-guest")["profile"]
+    'virtual-guest'
+"""
+from __future__ import annotations
+
+from typing import List
+
+from ._common import add_note, lines
+
+
+def parse(text: str) -> dict:
+    notes: List[str] = []
+    profile = None
+    for line in lines(text, notes):
+        key, found, value = line.partition(":")
+        if found and key.strip().lower() == "current active profile" and value.strip():
+            profile = value.strip()
+    content = (text or "").strip()
+    if profile is None and content and "not found" not in content and "No current" not in content:
+        add_note(notes, "tuned: no 'Current active profile' line")
+    return {"profile": profile, "notes": notes}
