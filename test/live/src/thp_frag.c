@@ -1,0 +1,107 @@
+/* thp_frag - fragment memory, then fault huge pages so THP faults compact (live-lab load).
+ *
+ * USAGE: thp_frag FRAG_MIB [seconds]
+ * 1. Fragmenter: touches FRAG_MIB of 4 KiB pages from two interleaved arenas (THP off
+ *    for them), frees one arena and mlock()s the other, so free memory is holes of
+ *    single pages. With vm.compact_unevictable_allowed=0 compaction cannot move the
+ *    locked pages, so it scans and fails again and again (a real compaction stall).
+ * 2. Faulter: takes every free 2 MiB block with huge-page faults (held), then keeps
+ *    mapping, touching and unmapping MADV_HUGEPAGE regions: each fault enters direct
+ *    compaction (defrag=always) before falling back to small pages.
+ * Prints "ready" on stdout once the faulting phase starts.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUGE (2UL << 20)
+
+static long page;
+
+static char *map_region(size_t len, int advice)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("thp_frag: mmap");
+		exit(1);
+	}
+	madvise(p, len, advice);
+	return p;
+}
+
+static void fragment(size_t len)
+{
+	char *keep = map_region(len, MADV_NOHUGEPAGE);
+	char *drop = map_region(len, MADV_NOHUGEPAGE);
+
+	for (size_t off = 0; off < len; off += page) {
+		keep[off] = 1;
+		drop[off] = 1;
+	}
+	munmap(drop, len);
+	if (getenv("THP_FRAG_MLOCK") && mlock(keep, len) != 0)
+		perror("thp_frag: mlock");
+}
+
+static long free_huge_blocks(void)
+{
+	FILE *f = fopen("/proc/buddyinfo", "r");
+	char line[512];
+	long blocks = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		long n[11];
+		char zone[32];
+		if (sscanf(line, "Node %*d, zone %31s %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld",
+			   zone, &n[0], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6], &n[7], &n[8],
+			   &n[9], &n[10]) == 12 && strcmp(zone, "DMA") != 0)
+			blocks += n[9] + 2 * n[10];
+	}
+	if (f)
+		fclose(f);
+	return blocks;
+}
+
+static void touch(char *p, size_t len)
+{
+	for (size_t off = 0; off < len; off += page)
+		p[off] = 1;
+}
+
+/* Hold huge pages until no free 2 MiB block is left (bounded by max_mib). */
+static void take_free_blocks(long max_mib)
+{
+	for (long taken = 0; taken < max_mib / 2 && free_huge_blocks() > 0; taken += 64)
+		touch(map_region(64 * HUGE, MADV_HUGEPAGE), 64 * HUGE);
+}
+
+int main(int argc, char **argv)
+{
+	long frag_mib = argc > 1 ? atol(argv[1]) : 0;
+	int seconds = argc > 2 ? atoi(argv[2]) : 60;
+	time_t end;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (frag_mib < 64) {
+		fprintf(stderr, "usage: thp_frag FRAG_MIB [seconds]   (FRAG_MIB >= 64)\n");
+		return 2;
+	}
+	fragment((size_t)frag_mib << 20);
+	if (getenv("THP_FRAG_TAKE_MIB"))
+		take_free_blocks(atol(getenv("THP_FRAG_TAKE_MIB")));
+	printf("ready\n");
+	fflush(stdout);
+	end = time(NULL) + seconds;
+	while (time(NULL) < end) {
+		char *p = map_region(16 * HUGE, MADV_HUGEPAGE);
+		touch(p, 16 * HUGE);
+		munmap(p, 16 * HUGE);
+	}
+	return 0;
+}
