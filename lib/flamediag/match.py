@@ -1,0 +1,185 @@
+"""Stack matching: which busy samples carry a playbook's signature, and where they ran.
+
+A pattern is a list of frame-set names (or literal frame names), root side first; it matches a
+stack when each element appears in that order as ancestor -> descendant (not necessarily
+adjacent). Names are compared whole, after `kernelnames.normalize()`; `*` matches any frame.
+
+    >>> from flamediag.profile import Frame, Profile
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> pb = parse_playbook(EXAMPLE, "demo.md")
+    >>> prof = Profile()
+    >>> prof.add([Frame("a", "kernel"), Frame("_raw_spin_lock+0x1a", "kernel"), Frame("_spin_lock", "kernel")], 3)
+    >>> prof.add([Frame("_spin_lock", "kernel"), Frame("_raw_spin_lock", "kernel")], 1)
+    >>> m = match_playbook(pb, prof)
+    >>> m.matched, m.busy, sorted(m.frames)
+    (3.0, 4.0, ['_raw_spin_lock', '_spin_lock'])
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+from .kernelnames import normalize
+from .playbooks import Playbook
+from .profile import Profile, StackRecord, is_idle
+
+WILDCARD = "*"
+
+
+@dataclass
+class Match:
+    """What one playbook's signature found in one profile (weights, not fractions)."""
+
+    playbook: Playbook
+    busy: float = 0.0
+    matched: float = 0.0
+    strong: float = 0.0
+    flat: bool = False                                      # matched by distinctive frames only
+    cpus: Counter = field(default_factory=Counter)
+    comms: Counter = field(default_factory=Counter)
+    stacks: Counter = field(default_factory=Counter)        # names tuple (root first) -> weight
+    frames: Set[str] = field(default_factory=set)           # signature frames actually seen
+    excluded: float = 0.0
+
+    @property
+    def share(self) -> float:
+        return self.matched / self.busy if self.busy else 0.0
+
+    @property
+    def strong_share(self) -> float:
+        return self.strong / self.busy if self.busy else 0.0
+
+    def hottest_stack(self) -> Tuple[str, ...]:
+        return self.stacks.most_common(1)[0][0] if self.stacks else ()
+
+    def fractions(self, counter: Counter) -> Dict[str, float]:
+        total = sum(counter.values())
+        return {str(k): v / total for k, v in counter.most_common()} if total else {}
+
+
+class _Compiled:
+    """A playbook signature with its frame sets expanded to frozensets."""
+
+    def __init__(self, playbook: Playbook):
+        sig = playbook.signature
+        self.patterns = [self._expand(playbook, p) for p in sig["patterns"]]
+        self.strong = set(sig["strong"])
+        self.exclude = [self._expand(playbook, p) for p in sig["exclude"]]
+        self.context = sig["context"]
+        self.comm = re.compile(sig["comm"]) if sig["comm"] else None
+        self.leaf_within = sig["leaf_within"]
+        self.distinctive = frozenset(sig["distinctive"])
+
+    @staticmethod
+    def _expand(playbook: Playbook, pattern: Sequence[str]) -> List[FrozenSet[str]]:
+        return [frozenset(playbook.expand(element)) for element in pattern]
+
+
+def _element_hits(names: Sequence[str], element: FrozenSet[str], start: int) -> Optional[int]:
+    wildcard = WILDCARD in element
+    for index in range(start, len(names)):
+        if wildcard or names[index] in element:
+            return index
+    return None
+
+
+def match_pattern(names: Sequence[str], pattern: Sequence[FrozenSet[str]],
+                  leaf_within: Optional[int] = None) -> Optional[List[int]]:
+    """Indexes of the frames matching each element (root first), or None.
+
+    Earlier elements take their first (rootmost) occurrence, which leaves the most room for
+    the rest; the last element takes its leafmost occurrence so `leaf_within` is fair.
+
+    >>> match_pattern(["a", "b", "c", "b"], [frozenset({"a"}), frozenset({"b"})])
+    [0, 3]
+    >>> match_pattern(["b", "a"], [frozenset({"a"}), frozenset({"b"})]) is None
+    True
+    >>> match_pattern(["a", "b", "x", "y", "z"], [frozenset({"a"}), frozenset({"b"})], leaf_within=2) is None
+    True
+    """
+    hits: List[int] = []
+    position = 0
+    for element in pattern[:-1]:
+        index = _element_hits(names, element, position)
+        if index is None:
+            return None
+        hits.append(index)
+        position = index + 1
+    last = pattern[-1]
+    for index in range(len(names) - 1, position - 1, -1):
+        if WILDCARD in last or names[index] in last:
+            if leaf_within is not None and len(names) - 1 - index >= leaf_within:
+                return None
+            return hits + [index]
+    return None
+
+
+def _context_ok(compiled: _Compiled, record: StackRecord) -> bool:
+    if compiled.context != "any" and record.context != compiled.context:
+        return False
+    return compiled.comm is None or bool(compiled.comm.search(record.comm or ""))
+
+
+def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool):
+    """(matched frame names, strong?) for one stack, or None."""
+    if not ancestry:
+        seen = [n for n in names if n in compiled.distinctive]
+        return (set(seen), True) if seen else None
+    if any(match_pattern(names, p) is not None for p in compiled.exclude):
+        return None
+    strong, found = False, set()
+    for index, pattern in enumerate(compiled.patterns):
+        hits = match_pattern(names, pattern, compiled.leaf_within)
+        if hits is not None:
+            found.update(names[i] for i in hits)
+            strong = strong or index in compiled.strong
+    return (found, strong) if found else None
+
+
+def normalized_names(record: StackRecord) -> Tuple[str, ...]:
+    return tuple(normalize(f.name) for f in record.frames)
+
+
+def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
+    """Busy records with their normalised frame names, computed once per profile."""
+    return [(r, normalized_names(r)) for r in profile if not is_idle(r)]
+
+
+def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
+    compiled = _Compiled(playbook)
+    busy = busy if busy is not None else busy_records(profile)
+    result = Match(playbook, flat=not profile.ancestry)
+    for record, names in busy:
+        result.busy += record.weight
+        if not _context_ok(compiled, record):
+            continue
+        hit = _match_record(compiled, names, profile.ancestry)
+        if hit is None:
+            continue
+        found, strong = hit
+        result.matched += record.weight
+        result.strong += record.weight if strong else 0
+        result.frames.update(found)
+        if record.cpu is not None:
+            result.cpus[record.cpu] += record.weight
+        if record.comm:
+            result.comms[record.comm] += record.weight
+        result.stacks[names] += record.weight
+    return result
+
+
+def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
+    busy = busy_records(profile)
+    return [match_playbook(p, profile, busy) for p in playbooks]
+
+
+def concentration(match: Match, by: str, top_n: int) -> Optional[Tuple[float, List[str]]]:
+    """(fraction of matched weight on the top N cpus/comms, their names), None if unknown."""
+    counter = match.cpus if by == "cpu" else match.comms
+    total = sum(counter.values())
+    if not total:
+        return None
+    top = counter.most_common(top_n)
+    return sum(w for _, w in top) / total, [str(k) for k, _ in top]

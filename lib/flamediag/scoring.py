@@ -1,0 +1,274 @@
+"""Scoring: matches + facts -> findings (with confidence and evidence) and ruled-out reasons.
+
+Implements doc/playbook-format.md "Scoring":
+- stack score = min(1, share / strong_share) x 0.6, and below `min_share` the playbook is ruled out;
+- + weight of each passed check, - `against` of each failed one; a fact the input lacks moves nothing;
+- required concentration absent -> ruled out; present -> + 0.1;
+- flat profiles (no ancestry) cap confidence at medium unless a check passed;
+- kernel symbols restricted -> kernel signatures are inconclusive (neither found nor ruled out);
+- confidence high >= 0.75, medium >= 0.5, else low; findings ranked by share x score, a low
+  finding never ahead of a medium/high one.
+
+    >>> confidence_for(0.8), confidence_for(0.5), confidence_for(0.49)
+    ('high', 'medium', 'low')
+    >>> evaluate_op("ne", 1, 0), evaluate_op("gt", "21", 20), evaluate_op("in", "always", ["always", "defer"])
+    (True, True, True)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .match import Match, concentration
+
+STACK_WEIGHT = 0.6
+CONCENTRATION_BONUS = 0.1
+FLAT_CAP = 0.74                     # just below "high"
+HIGH, MEDIUM = 0.75, 0.5
+SETTING_PREFIXES = ("sysctl.", "thp.", "modparam.", "nic.", "clocksource.", "cpufreq.", "tuned.", "numa.")
+
+
+@dataclass
+class Evidence:
+    kind: str                       # stacks | metric | setting | absence
+    text: str
+    source: str = ""
+    supports: Optional[bool] = True  # True for, False against, None neutral (not captured)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "text": self.text, "source": self.source}
+
+
+@dataclass
+class Finding:
+    match: Match
+    score: float
+    confidence: str
+    evidence: List[Evidence] = field(default_factory=list)
+    not_captured: List[str] = field(default_factory=list)
+    checks_passed: int = 0
+
+    @property
+    def playbook(self):
+        return self.match.playbook
+
+    @property
+    def rank_key(self) -> Tuple[int, float]:
+        return (0 if self.confidence != "low" else 1, -self.match.share * self.score)
+
+    def to_json(self) -> dict:
+        pb = self.playbook
+        return {
+            "id": pb.id, "title": pb.title, "confidence": self.confidence, "score": round(self.score, 3),
+            "share": round(self.match.share, 4),
+            "cpus": {k: round(v, 4) for k, v in self.match.fractions(self.match.cpus).items()},
+            "commands": {k: round(v, 4) for k, v in list(self.match.fractions(self.match.comms).items())[:10]},
+            "evidence": [e.to_json() for e in self.evidence],
+            "frames": sorted(self.match.frames),
+            "playbook": pb.path,
+        }
+
+
+@dataclass
+class RuledOut:
+    id: str
+    reason: str
+    inconclusive: bool = False
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "reason": self.reason}
+
+
+def confidence_for(score: float) -> str:
+    return "high" if score >= HIGH else "medium" if score >= MEDIUM else "low"
+
+
+def pct(fraction: float) -> str:
+    return f"{fraction * 100:.1f} %" if fraction < 0.1 else f"{fraction * 100:.0f} %"
+
+
+# -- facts access (doc/facts.md: mapping name -> value, .source(name)) ------------------------
+def fact_lookup(facts, name: str) -> Tuple[bool, Any]:
+    if facts is None:
+        return False, None
+    try:
+        if name in facts:
+            getter = getattr(facts, "get", None)
+            return True, getter(name) if callable(getter) else facts[name]
+    except TypeError:
+        pass
+    return False, None
+
+
+def fact_source(facts, name: str) -> str:
+    getter = getattr(facts, "source", None)
+    try:
+        return (getter(name) if callable(getter) else None) or ""
+    except Exception:  # a facts implementation without a source for this name
+        return ""
+
+
+def _number(value) -> Optional[float]:
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def evaluate_op(op: str, actual, expected) -> Optional[bool]:
+    """True/False, or None when the two values cannot be compared."""
+    if op in ("eq", "ne"):
+        a, b = _number(actual), _number(expected)
+        equal = (a == b) if a is not None and b is not None else str(actual) == str(expected)
+        return equal if op == "eq" else not equal
+    if op in ("gt", "ge", "lt", "le"):
+        a, b = _number(actual), _number(expected)
+        if a is None or b is None:
+            return None
+        return {"gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[op]
+    if op in ("in", "not_in"):
+        values = expected if isinstance(expected, (list, tuple)) else [expected]
+        inside = any(evaluate_op("eq", actual, v) for v in values)
+        return inside if op == "in" else not inside
+    if op == "contains":
+        if isinstance(actual, (list, tuple, set)):
+            return any(evaluate_op("eq", item, expected) for item in actual)
+        return str(expected) in str(actual)
+    if op == "matches":
+        return re.search(str(expected), str(actual)) is not None
+    if op == "exists":
+        return True
+    return None
+
+
+def _show(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_show(v) for v in value)
+    return str(value)
+
+
+def fill(template: str, facts, values: Dict[str, Any]) -> str:
+    """Fill {value} {threshold} {cpu} {comm} {share} and {fact:NAME} placeholders."""
+    def replace(match):
+        key = match.group(1)
+        if key.startswith("fact:"):
+            present, value = fact_lookup(facts, key[5:])
+            return _show(value) if present else "?"
+        return _show(values[key]) if key in values and values[key] is not None else match.group(0)
+
+    return re.sub(r"\{([a-z_]+(?::[A-Za-z0-9_.:/-]+)?)\}", replace, template)
+
+
+def _check_kind(check: dict) -> str:
+    if check.get("kind"):
+        return check["kind"]
+    return "setting" if check["fact"].startswith(SETTING_PREFIXES) else "metric"
+
+
+def run_check(check: dict, facts, values: Dict[str, Any]):
+    """(delta, Evidence or None, not-captured fact name or None)."""
+    name = check["fact"]
+    present, actual = fact_lookup(facts, name)
+    if not present:
+        return 0.0, None, name
+    result = evaluate_op(check["op"], actual, check["value"])
+    if result is None:
+        return 0.0, None, name
+    context = dict(values, value=actual, threshold=check["value"])
+    source = fact_source(facts, name)
+    if result:
+        return check["weight"], Evidence(_check_kind(check), fill(check["says"], facts, context), source, True), None
+    text = check["else"] or f"{name} = {_show(actual)} (the signature expects {check['op']} {_show(check['value'])})"
+    return -check["against"], Evidence(_check_kind(check), fill(text, facts, context), source, False), None
+
+
+# -- one playbook ------------------------------------------------------------------------
+def _stack_evidence(match: Match, stack_source: str) -> Evidence:
+    text = (f"{pct(match.share)} of busy samples ({match.matched:.0f} of {match.busy:.0f}) carry the signature")
+    if match.flat:
+        text += " (flat profile: distinctive frames only)"
+    elif match.strong < match.matched:
+        text += f"; {pct(match.strong_share)} in its strong form"
+    return Evidence("stacks", text, stack_source)
+
+
+def _concentration(match: Match, cpus_seen: int):
+    """(bonus, Evidence or None, ruled-out reason or None)."""
+    spec = match.playbook.signature["concentration"]
+    if not spec:
+        return 0.0, None, None
+    by, top_n, need = spec["by"], spec["top_n"], spec["top_share"]
+    found = concentration(match, by, top_n)
+    if found is None or (by == "cpu" and cpus_seen <= top_n):
+        return 0.0, Evidence("absence", f"per-{by} concentration unknown (input has no {by} per sample)", "", None), None
+    share, top = found
+    label = "CPU " + ", ".join(top) if by == "cpu" else ", ".join(top)
+    if share >= need:
+        return CONCENTRATION_BONUS, Evidence("stacks", f"{pct(share)} of the matching samples ran on {label}"), None
+    reason = f"matching samples are spread: the top {top_n} {by}(s) ({label}) hold {pct(share)} < {pct(need)}"
+    return 0.0, None, reason if spec["required"] else None
+
+
+def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
+    """A Finding, or a RuledOut with its reason."""
+    pb, sig = match.playbook, match.playbook.signature
+    if match.matched <= 0:
+        return RuledOut(pb.id, "no busy sample carries the signature"
+                        + (" (flat profile: none of its distinctive frames seen)" if match.flat else ""))
+    if match.share < sig["min_share"]:
+        return RuledOut(pb.id, f"only {pct(match.share)} of busy samples carry the signature "
+                               f"(threshold {pct(sig['min_share'])})")
+    bonus, conc_evidence, conc_reason = _concentration(match, cpus_seen)
+    if conc_reason:
+        return RuledOut(pb.id, conc_reason)
+    score = min(1.0, match.share / sig["strong_share"]) * STACK_WEIGHT + bonus
+    evidence = [_stack_evidence(match, stack_source)] + ([conc_evidence] if conc_evidence else [])
+    for ev in evidence:
+        if ev.kind == "stacks" and not ev.source:
+            ev.source = stack_source
+    values = _template_values(match)
+    not_captured, passed = [], 0
+    for check in pb.checks:
+        delta, ev, missing = run_check(check, facts, values)
+        score += delta
+        if ev is not None:
+            evidence.append(ev)
+            passed += 1 if ev.supports else 0
+        if missing:
+            not_captured.append(missing)
+    score = max(0.0, min(1.0, score))
+    if match.flat and not passed:
+        score = min(score, FLAT_CAP)
+    return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
+
+
+def _template_values(match: Match) -> Dict[str, Any]:
+    top_cpu = match.cpus.most_common(1)[0][0] if match.cpus else None
+    top_comm = match.comms.most_common(1)[0][0] if match.comms else None
+    return {"cpu": top_cpu, "comm": top_comm, "share": f"{match.share * 100:.0f} %"}
+
+
+def inconclusive(playbook) -> RuledOut:
+    return RuledOut(playbook.id, "inconclusive: kernel symbols are restricted, so kernel frames cannot be "
+                                 "matched (recapture with kernel.kptr_restrict=0 and perf_event_paranoid <= 1)",
+                    inconclusive=True)
+
+
+def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
+              kernel_symbols_restricted: bool = False):
+    """(findings ranked best first, ruled_out list)."""
+    findings: List[Finding] = []
+    ruled_out: List[RuledOut] = []
+    for match in matches:
+        if kernel_symbols_restricted and match.playbook.kernel:
+            ruled_out.append(inconclusive(match.playbook))
+            continue
+        result = score_match(match, facts, cpus_seen, stack_source)
+        (findings if isinstance(result, Finding) else ruled_out).append(result)
+    findings.sort(key=lambda f: f.rank_key)
+    return findings, ruled_out
