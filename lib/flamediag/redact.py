@@ -1,0 +1,542 @@
+"""Replace identifiers in a bundle with stable tokens (the engine behind `flamediag redact`).
+
+What is replaced (doc/redact.md has the full rules and the limits):
+
+    host names   -> host-1, host-2 ...       (manifest host, uname nodename, bundle name; FQDN + short)
+    IPv4         -> 10.255.0.1, 10.255.0.2 ... (loopback, 0.0.0.0, netmasks and version strings kept)
+    IPv6         -> fd00:ff::1 ...             (::, ::1 kept)
+    MAC          -> 02:00:00:00:00:01 ...       (00:00:.. and ff:ff:.. kept)
+    user names   -> user-1 ...                 (found in /home/<user>/ and /Users/<user>/ paths)
+    arguments    -> arg-1 ...                  (manifest command_line, perf `# cmdline :` lines)
+
+The same value gets the same token everywhere in one bundle; tokens keep the shape of what they
+replace (an IPv4 token is an IPv4 address) so every parser still reads the redacted files.
+
+Examples:
+    >>> r = Redactor(hostnames=["web1.example.com"], users=["alice"])
+    >>> r.text("Linux web1 6.1.0-18-amd64; web1.example.com 10.1.2.3:22 -> 10.1.2.3")
+    'Linux host-1 6.1.0-18-amd64; host-2 10.255.0.1:22 -> 10.255.0.1'
+    >>> r.text("kernel 5.10.0.123, sysctl vm.zone_reclaim_mode, /home/alice/bin/app, lo 127.0.0.1")
+    'kernel 5.10.0.123, sysctl vm.zone_reclaim_mode, /home/user-1/bin/app, lo 127.0.0.1'
+    >>> r.text("link/ether 52:54:00:AB:cd:ef brd ff:ff:ff:ff:ff:ff  inet6 fe80::5054:ff:feab:cdef/64")
+    'link/ether 02:00:00:00:00:01 brd ff:ff:ff:ff:ff:ff  inet6 fd00:ff::1/64'
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional
+
+KINDS = ("hostnames", "ipv4", "ipv6", "mac", "users", "args")
+
+# Names that identify nobody; replacing them would only damage the data.
+NOT_IDENTIFYING_HOSTS = frozenset({"localhost", "localhost.localdomain", "localhost6", "ip6-localhost", "none", "(none)"})
+NOT_IDENTIFYING_USERS = frozenset({"root", "nobody", "user", "users", "admin", "guest", "shared", "public", "skel"})
+
+_MAC = r"(?<![\w:])(?P<mac>[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5})(?![\w:])"
+_IPV6 = r"(?<![\w:.])(?P<ipv6>(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4})(?![\w:.])"
+_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d|-[A-Za-z])"
+_HOME = r"(?P<home>/(?:home|Users)/)(?P<homeuser>[A-Za-z0-9_][A-Za-z0-9_.-]{0,31})(?=[/\s'\"):;,\]]|$)"
+_VERSION_BEFORE = re.compile(r"(?i)(version|ver|release|kernel|linux|firmware|fw|v)\s*[:=]?\s*$")
+_USER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
+_HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
+_HOME_SCAN = re.compile(_HOME)
+
+
+def _names_pattern(group: str, names: Iterable[str], ignore_case: bool) -> Optional[str]:
+    """A whole-word alternation: not inside a dotted, dashed or slashed name (vm.swappiness,
+    /proc/sys/vm/ and kvm stay when the host is called 'vm')."""
+    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=lambda n: (-len(n), n)))
+    if not alternatives:
+        return None
+    flags = "(?i:" if ignore_case else "(?:"
+    return rf"(?<![\w.\-/])(?P<{group}>{flags}{alternatives}))(?![\w\-/]|\.\w)"
+
+
+class Redactor:
+    """Consistent token maps for one bundle, and the text substitution that applies them."""
+
+    def __init__(self, hostnames: Iterable[str] = (), users: Iterable[str] = ()):
+        self.hostnames = expand_hostnames(hostnames)
+        self.users = sorted({u for u in users if _USER_NAME.match(u) and u.lower() not in NOT_IDENTIFYING_USERS})
+        self.maps: Dict[str, Dict[str, str]] = {kind: {} for kind in KINDS}
+        self.occurrences: Dict[str, int] = {kind: 0 for kind in KINDS}
+        self._pattern = self._compile()
+
+    def _compile(self):
+        parts = [_MAC, _IPV6, _IPV4, _HOME]
+        if self.hostnames:
+            bundle_name = "|".join(re.escape(h) for h in sorted(self.hostnames, key=lambda n: (-len(n), n)))
+            parts.append(rf"(?P<bundle>flamediag-)(?P<bundlehost>(?i:{bundle_name}))(?=-\d{{8}}T\d{{6}}Z)")
+        for group, names, ignore_case in (("host", self.hostnames, True), ("user", self.users, False)):
+            pattern = _names_pattern(group, names, ignore_case)
+            if pattern:
+                parts.append(pattern)
+        return re.compile("|".join(parts))
+
+    # -- tokens -----------------------------------------------------------------------
+    def token(self, kind: str, value: str) -> str:
+        table = self.maps[kind]
+        if value not in table:
+            table[value] = _make_token(kind, len(table) + 1)
+        self.occurrences[kind] += 1
+        return table[value]
+
+    # -- substitution -----------------------------------------------------------------
+    def text(self, text: str) -> str:
+        """Every identifier in `text` replaced by its token."""
+        return self._pattern.sub(self._replace, text)
+
+    def _replace(self, match) -> str:
+        kind = match.lastgroup
+        if kind == "mac":
+            return self._mac(match.group("mac"))
+        if kind == "ipv6":
+            return self._ipv6(match.group("ipv6"))
+        if kind == "ipv4":
+            return self._ipv4(match)
+        if kind == "homeuser":
+            user = match.group("homeuser")
+            if user.lower() in NOT_IDENTIFYING_USERS:
+                return match.group(0)
+            return match.group("home") + self.token("users", user)
+        if kind == "bundlehost":
+            return match.group("bundle") + self.token("hostnames", match.group("bundlehost").lower())
+        if kind == "host":
+            return self.token("hostnames", match.group("host").lower())
+        if kind == "user":
+            return self.token("users", match.group("user"))
+        return match.group(0)
+
+    def _mac(self, value: str) -> str:
+        key = value.lower()
+        if key in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"):
+            return value
+        return self.token("mac", key)
+
+    def _ipv6(self, value: str) -> str:
+        try:
+            address = ipaddress.IPv6Address(value)
+        except ValueError:
+            return value
+        if address.is_loopback or address.is_unspecified:
+            return value
+        groups = [g for g in value.split(":") if g]
+        if not any(ch.isdigit() for ch in value) and len(groups) < 4:
+            return value  # C++-like 'dead::beef' is a symbol, not an address
+        return self.token("ipv6", address.compressed)
+
+    def _ipv4(self, match) -> str:
+        value = match.group("ipv4")
+        octets = value.split(".")
+        if any(int(o) > 255 or (len(o) > 1 and o.startswith("0")) for o in octets):
+            return value
+        line_start = match.string.rfind("\n", 0, match.start()) + 1
+        if _VERSION_BEFORE.search(match.string[max(line_start, match.start() - 24):match.start()]):
+            return value  # 'kernel 5.10.0.123' is a version
+        address = ipaddress.IPv4Address(value)
+        if address.is_loopback or address.is_unspecified or octets[0] == "255" or value == "255.255.255.255":
+            return value
+        return self.token("ipv4", value)
+
+    # -- command lines ----------------------------------------------------------------
+    def command_line(self, line: str) -> str:
+        """Keep the program and its flags; every other argument becomes arg-N.
+
+        >>> Redactor().command_line("flamediag capture -d 30 --label 'db outage' -o=/home/bob/x")
+        'flamediag capture -d arg-1 --label arg-2 -o=arg-3'
+        """
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            words = line.split()
+        if not words:
+            return line
+        keep = 2 if len(words) > 1 and words[0].endswith("flamediag") and not words[1].startswith("-") else 1
+        out = words[:keep]
+        for word in words[keep:]:
+            out.append(self._argument(word))
+        return " ".join(out)
+
+    def _argument(self, word: str) -> str:
+        if word.startswith("-"):
+            flag, eq, value = word.partition("=")
+            return f"{flag}={self.token('args', value)}" if eq else word
+        return self.token("args", word)
+
+    def summary(self) -> Dict[str, int]:
+        return {kind: len(self.maps[kind]) for kind in KINDS}
+
+
+def _make_token(kind: str, index: int) -> str:
+    if kind == "ipv4":
+        return f"10.255.{index // 256}.{index % 256}"
+    if kind == "ipv6":
+        return f"fd00:ff::{index:x}"
+    if kind == "mac":
+        return "02:00:00:00:{:02x}:{:02x}".format(index // 256 % 256, index % 256)
+    prefix = {"hostnames": "host", "users": "user", "args": "arg"}[kind]
+    return f"{prefix}-{index}"
+
+
+def expand_hostnames(names: Iterable[str]) -> List[str]:
+    """Host names worth replacing: each name and, for an FQDN, its short name.
+
+    >>> expand_hostnames(["web1.example.com", "localhost", "", "WEB1"])
+    ['web1', 'web1.example.com']
+    """
+    found = set()
+    for name in names:
+        name = (name or "").strip().lower().rstrip(".")
+        if not name or name in NOT_IDENTIFYING_HOSTS or not _HOST_NAME.match(name) or name.replace(".", "").isdigit():
+            continue
+        found.add(name)
+        short = name.split(".")[0]
+        if short and short not in NOT_IDENTIFYING_HOSTS:
+            found.add(short)
+    return sorted(found)
+
+
+def users_in(text: str) -> List[str]:
+    """User names seen in home-directory paths.
+
+    >>> users_in("/home/alice/x /Users/bob/y /home/root/z")
+    ['alice', 'bob', 'root']
+    """
+    return sorted({m.group("homeuser") for m in _HOME_SCAN.finditer(text)})
+
+
+def hostname_from_uname(text: str) -> Optional[str]:
+    """The nodename field of `uname -a`.
+
+    >>> hostname_from_uname("Linux web1 6.1.0-18-amd64 #1 SMP x86_64 GNU/Linux")
+    'web1'
+    """
+    words = text.split()
+    return words[1] if len(words) > 1 and words[0] in ("Linux", "Darwin", "FreeBSD") else None
+
+
+def hostname_from_bundle_name(name: str) -> Optional[str]:
+    """The host part of flamediag-<host>-<UTC yyyymmddThhmmssZ>[...].
+
+    >>> hostname_from_bundle_name("flamediag-db-7-20261122T031500Z.tar.gz")
+    'db-7'
+    """
+    match = re.match(r"^flamediag-(.+?)-\d{8}T\d{6}Z", name)
+    return match.group(1) if match else None
+
+
+# -- whole bundles --------------------------------------------------------------------------
+BINARY_SUFFIXES = (".data", ".bz2", ".xz", ".zst", ".tar", ".png", ".jpg", ".so", ".ko", ".bin", ".old")
+SNIFF_BYTES = 64 * 1024
+BLOCK = 4 * 1024 * 1024
+MANIFEST_VERBATIM_KEYS = frozenset({"kernel", "flamediag_version", "arch", "start_utc", "end_utc", "schema"})
+
+
+def is_binary_member(name: str, head: bytes) -> bool:
+    """perf.data, archives and anything with a NUL byte cannot be redacted line by line."""
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(BINARY_SUFFIXES) or ".data." in base or b"\x00" in head
+
+
+def text_blocks(stream, limit: int, first: bytes = b"") -> Iterable[bytes]:
+    """`first` + the stream, in blocks that end at a newline (identifiers never span lines)."""
+    carry = first
+    total = len(first)
+    while True:
+        chunk = stream.read(BLOCK)
+        total += len(chunk)
+        if total > limit:
+            raise ValueError(f"more than {limit} bytes")
+        if not chunk:
+            if carry:
+                yield carry
+            return
+        chunk = carry + chunk
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0 and len(chunk) < BLOCK * 4:
+            carry = chunk
+            continue
+        cut = cut or len(chunk)
+        carry = chunk[cut:]
+        yield chunk[:cut]
+
+
+def redact_bytes(redactor: Redactor, block: bytes) -> bytes:
+    text = block.decode("utf-8", "surrogateescape")
+    text = _CMDLINE_HEADER.sub(lambda m: m.group(1) + redactor.command_line(m.group(2)), text)
+    return redactor.text(text).encode("utf-8", "surrogateescape")
+
+
+_CMDLINE_HEADER = re.compile(r"(?m)^(# cmdline : )(.*)$")
+_PERF_HOST_HEADER = re.compile(r"(?m)^# hostname : (\S+)")
+
+
+def redact_manifest(redactor: Redactor, manifest: dict) -> dict:
+    """The manifest with every string redacted; host and command_line get their own rules."""
+    out = {}
+    host = manifest.get("host")
+    if isinstance(host, str) and expand_hostnames([host]):
+        out_host = redactor.token("hostnames", host.lower().strip().rstrip("."))
+    else:
+        out_host = host
+    for key, value in manifest.items():
+        if key == "host":
+            out[key] = out_host
+        elif key == "command_line" and isinstance(value, str):
+            out[key] = redactor.text(redactor.command_line(value))
+        elif key in MANIFEST_VERBATIM_KEYS:
+            out[key] = value
+        else:
+            out[key] = _redact_json(redactor, value)
+    return out
+
+
+def _redact_json(redactor: Redactor, value):
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, list):
+        return [_redact_json(redactor, item) for item in value]
+    if isinstance(value, dict):
+        return {redactor.text(str(k)): _redact_json(redactor, v) for k, v in value.items()}
+    return value
+
+
+class RedactResult:
+    def __init__(self):
+        self.output = ""
+        self.map_path = ""
+        self.redactor: Optional[Redactor] = None
+        self.dropped: List[str] = []       # binaries (by rule)
+        self.failed: List[str] = []        # members that could not be read or redacted
+        self.kept_binary: List[str] = []
+
+
+def discover(bundle) -> Dict[str, List[str]]:
+    """Host and user names to replace, from the manifest, uname, the bundle name and all text."""
+    hosts = [bundle.manifest.get("host") if isinstance(bundle.manifest.get("host"), str) else ""]
+    hosts.append(hostname_from_bundle_name(bundle.top or "") or "")
+    uname = bundle.read_text("uname")
+    if uname:
+        hosts.append(hostname_from_uname(uname) or "")
+    users = set()
+    for name in bundle.members:
+        for block in _member_text_blocks(bundle, name):
+            text = block.decode("utf-8", "surrogateescape")
+            users.update(users_in(text))
+            hosts.extend(_PERF_HOST_HEADER.findall(text))
+    for key in ("user", "sudo_user"):
+        if isinstance(bundle.manifest.get(key), str):
+            users.add(bundle.manifest[key])
+    return {"hostnames": [h for h in hosts if h], "users": sorted(users)}
+
+
+def _member_text_blocks(bundle, name: str) -> Iterable[bytes]:
+    """Blocks of a text member (gunzipped); nothing for binaries or unreadable members."""
+    import gzip
+    from .bundle import limits
+
+    try:
+        with bundle.open_member(name) as raw:
+            stream = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
+            head = stream.read(SNIFF_BYTES)
+            if is_binary_member(name, head):
+                return
+            yield from text_blocks(stream, limits()["member"], head)
+    except (OSError, EOFError, ValueError):
+        return
+
+
+def default_output(source: Path, redactor: Redactor) -> Path:
+    """<input>-redacted.tar.gz beside the input, with the host name in the file name replaced."""
+    name = source.name
+    for suffix in (".tar.gz", ".tgz", ".tar"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return source.parent / f"{redactor.text(name)}-redacted.tar.gz"
+
+
+def redact_bundle(bundle, source: Path, out: Optional[Path], keep_binary: bool = False) -> RedactResult:
+    """Write the redacted copy of an open bundle to `out` (+ `out`.map.json, mode 0600)."""
+    import tempfile
+
+    found = discover(bundle)
+    redactor = Redactor(found["hostnames"], found["users"])
+    result = RedactResult()
+    result.redactor = redactor
+    manifest = redact_manifest(redactor, bundle.manifest) if bundle.manifest else None
+    top = redactor.text(bundle.top or source.name.split(".")[0]) or "flamediag-bundle"
+    out = out or default_output(source, redactor)
+    with tempfile.TemporaryDirectory(prefix="flamediag-redact-") as work:
+        tree = Path(work) / "tree"
+        tree.mkdir(mode=0o700)
+        written = _redact_members(bundle, redactor, tree, keep_binary, result)
+        manifest = _final_manifest(bundle, redactor, manifest, result)
+        _write_file(tree / "manifest.json", (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+        written["manifest.json"] = tree / "manifest.json"
+        _write_file(tree / "SHA256SUMS", _sums(written))
+        _write_tarball(out, top, tree, sorted(written))
+    result.output = str(out)
+    result.map_path = str(out) + ".map.json"
+    _write_private(Path(result.map_path), _mapping_json(redactor, source, out))
+    return result
+
+
+def _redact_members(bundle, redactor: Redactor, tree: Path, keep_binary: bool, result: RedactResult) -> Dict[str, Path]:
+    import gzip
+
+    written: Dict[str, Path] = {}
+    for name in bundle.members:
+        if name in ("manifest.json", "SHA256SUMS"):
+            continue
+        target_name = redactor.text(name)
+        target = tree / target_name
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            with bundle.open_member(name) as raw:
+                stream = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
+                head = stream.read(SNIFF_BYTES)
+                if is_binary_member(name, head):
+                    if not keep_binary:
+                        result.dropped.append(target_name)
+                        continue
+                    result.kept_binary.append(target_name)
+                    _copy_verbatim(bundle, name, target)
+                else:
+                    _redact_stream(redactor, stream, head, target, gzipped=name.endswith(".gz"))
+        except (OSError, EOFError, ValueError) as err:
+            result.failed.append(f"{target_name} ({redactor.text(str(err))})")
+            if target.exists():
+                target.unlink()
+            continue
+        written[target_name] = target
+    return written
+
+
+def _redact_stream(redactor: Redactor, stream, head: bytes, target: Path, gzipped: bool) -> None:
+    import gzip
+    from .bundle import limits
+
+    with open(target, "wb") as raw_out:
+        out = gzip.GzipFile(fileobj=raw_out, mode="wb", mtime=0) if gzipped else raw_out
+        try:
+            for block in text_blocks(stream, limits()["member"], head):
+                out.write(redact_bytes(redactor, block))
+        finally:
+            if gzipped:
+                out.close()
+
+
+def _copy_verbatim(bundle, name: str, target: Path) -> None:
+    import shutil
+
+    with bundle.open_member(name) as raw, open(target, "wb") as out:
+        shutil.copyfileobj(raw, out)
+
+
+def _final_manifest(bundle, redactor: Redactor, manifest: Optional[dict], result: RedactResult) -> dict:
+    manifest = dict(manifest or {"schema": 1, "note": "source manifest missing or unparseable"})
+    manifest["redaction"] = {
+        "by": "flamediag redact",
+        "replaced": redactor.summary(),
+        "occurrences": dict(redactor.occurrences),
+        "tokens": {"hostnames": "host-N", "ipv4": "10.255.x.y", "ipv6": "fd00:ff::N",
+                   "mac": "02:00:00:00:xx:yy", "users": "user-N", "args": "arg-N"},
+        "kept": "loopback (127.0.0.0/8, ::1), 0.0.0.0, ::, netmasks 255.x, MAC 00:00:00:00:00:00 and "
+                "ff:ff:ff:ff:ff:ff, version strings, kernel version, frame and comm names",
+        "dropped": result.dropped,
+        "dropped_reason": "binary files cannot be redacted (use --keep-binary to keep them unredacted)",
+        "kept_binary_unredacted": result.kept_binary,
+        "failed": result.failed,
+        "unverified_in_source": sorted(redactor.text(n) for n in bundle.unverified),
+        "source_problems": [redactor.text(p) for p in bundle.problems],
+        "map": "kept beside the redacted bundle, never inside it",
+    }
+    return manifest
+
+
+def _sums(written: Dict[str, Path]) -> bytes:
+    import hashlib
+
+    lines = []
+    for name in sorted(written):
+        digest = hashlib.sha256()
+        with open(written[name], "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        lines.append(f"{digest.hexdigest()}  {name}")
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as out:
+        out.write(data)
+
+
+def _write_tarball(out: Path, top: str, tree: Path, names: List[str]) -> None:
+    """manifest.json first, SHA256SUMS last; written beside `out` then renamed into place."""
+    import os
+    import tarfile
+    import tempfile
+    import time
+
+    now = int(time.time())
+    order = ["manifest.json"] + [n for n in names if n != "manifest.json"] + ["SHA256SUMS"]
+    fd, partial = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent))
+    try:
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+            made = set()
+            tar.addfile(_dir_info(top, now))
+            for name in order:
+                for depth in range(1, name.count("/") + 1):
+                    parent = "/".join(name.split("/")[:depth])
+                    if parent not in made:
+                        made.add(parent)
+                        tar.addfile(_dir_info(f"{top}/{parent}", now))
+                path = tree / name
+                info = tarfile.TarInfo(f"{top}/{name}")
+                info.size = path.stat().st_size
+                info.mode, info.mtime = 0o644, now
+                with open(path, "rb") as handle:
+                    tar.addfile(info, handle)
+        os.replace(partial, out)
+    except BaseException:
+        if os.path.exists(partial):
+            os.unlink(partial)
+        raise
+
+
+def _dir_info(name: str, now: int):
+    import tarfile
+
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
+    return info
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Create with mode 0600 from the start (never world-readable, even briefly)."""
+    import os
+    import tempfile
+
+    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.unlink(partial)
+        raise
+
+
+def _mapping_json(redactor: Redactor, source: Path, out: Path) -> bytes:
+    doc = {"source": source.name, "redacted_bundle": out.name,
+           "note": "PRIVATE: original value -> token. Do not attach this file to the ticket.",
+           **{kind: dict(redactor.maps[kind]) for kind in KINDS}}
+    return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
