@@ -1,0 +1,338 @@
+"""perf script text -> folded stacks, byte for byte what stackcollapse-perf.pl prints.
+
+    opts = CollapseOptions(kernel=True)
+    result = collapse_file("perf.script.gz", opts)      # or collapse_stream(f, opts)
+    write_folded(result.counts, sys.stdout.buffer)
+
+Speed comes from caching, not cleverness: a raw stack line (`\\tffffffff81 sym (dso)`) is
+tidied once, and a whole raw call chain (the sample block minus its event line) is folded
+once and then looked up. Both caches are bounded, so memory grows with the number of
+distinct stacks, never with the input size. Regular uncompressed files are split at sample
+boundaries and folded by one process per core; the merge sorts, as the Perl script does.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO, Dict, List, Optional, Tuple
+
+from . import perfscript
+from .kernelnames import context_for_frame
+from .perfscript import WHITESPACE, Problems
+
+BLOCK_CACHE_MAX = 200_000
+LINE_CACHE_MAX = 500_000
+PARALLEL_MIN_BYTES = 32 << 20
+
+
+@dataclass
+class CollapseOptions:
+    pid: bool = False
+    tid: bool = False
+    kernel: bool = False
+    jit: bool = False
+    addrs: bool = False
+    context: bool = False
+    event_filter: Optional[bytes] = None
+
+
+@dataclass
+class CollapseResult:
+    counts: Dict[bytes, int] = field(default_factory=dict)
+    problems: Problems = field(default_factory=Problems)
+    samples: int = 0
+    events: Dict[bytes, int] = field(default_factory=dict)
+    event_filter: Optional[bytes] = None
+    lines: int = 0
+
+    def merge(self, other: "CollapseResult", line_offset: int) -> None:
+        counts = self.counts
+        for stack, count in other.counts.items():
+            counts[stack] = counts.get(stack, 0) + count
+        for what, lines in other.problems.first_lines.items():
+            other.problems.first_lines[what] = [n + line_offset for n in lines]
+        self.problems.merge(other.problems)
+        self.samples += other.samples
+        for event, count in other.events.items():
+            self.events[event] = self.events.get(event, 0) + count
+
+
+class _Skip(Exception):
+    """A block the fast path cannot fold alone."""
+
+
+class Collapser:
+    def __init__(self, options: CollapseOptions, result: Optional[CollapseResult] = None):
+        self.opts = options
+        self.result = result or CollapseResult(event_filter=options.event_filter)
+        self.line_cache: Tuple[Dict[bytes, Optional[bytes]], Dict[bytes, Optional[bytes]]] = ({}, {})
+        self.block_cache: Tuple[Dict[bytes, bytes], Dict[bytes, bytes]] = ({}, {})
+        self.context_cache: Dict[bytes, Optional[str]] = {}
+
+    # -- one sample block -----------------------------------------------------------------
+    def feed(self, first_line: int, block: bytes) -> None:
+        if first_line < 0:
+            self.result.problems.add("lines of an incomplete last sample", -first_line)
+            return None
+        newline = block.find(b"\n")
+        header_line = block if newline < 0 else block[:newline]
+        if (not header_line or header_line[0] in WHITESPACE or header_line[0] == 35
+                or len(header_line) > perfscript.MAX_LINE):
+            return self._feed_general(first_line, block)
+        header = perfscript.parse_header(header_line)
+        if header is None or header.inline_frame:
+            return self._feed_general(first_line, block)
+        pname = self._accept(header)
+        if pname is None:
+            return None
+        java = header.comm.startswith(b"java")
+        tail = b"" if newline < 0 else block[newline + 1:]
+        cache = self.block_cache[java]
+        folded = cache.get(tail)
+        if folded is None:
+            try:
+                folded = self._fold_tail(tail, java)
+            except _Skip:
+                return self._feed_general(first_line, block)
+            if len(cache) >= BLOCK_CACHE_MAX:
+                cache.clear()
+            cache[tail] = folded
+        self._count(pname + folded, header.period)
+        return None
+
+    def _count(self, stack: bytes, weight: int) -> None:
+        counts = self.result.counts
+        counts[stack] = counts.get(stack, 0) + weight
+        self.result.samples += 1
+
+    def _accept(self, header: perfscript.Header) -> Optional[bytes]:
+        """The root frame for this sample, or None when its event is filtered out."""
+        result = self.result
+        event = header.event
+        if event is not None:
+            result.events[event] = result.events.get(event, 0) + 1
+            if result.event_filter is None:
+                result.event_filter = event
+            elif event != result.event_filter:
+                return None
+        pname = header.comm
+        if self.opts.tid:
+            pname += b"-" + header.pid + b"/" + header.tid
+        elif self.opts.pid:
+            pname += b"-" + header.pid
+        return pname.replace(b" ", b"_")
+
+    def _fold_tail(self, tail: bytes, java: bool) -> bytes:
+        """`;frame;frame` (root first) for the stack lines of one sample."""
+        segments = []
+        cache = self.line_cache[java]
+        for line in tail.split(b"\n"):
+            if line in cache:
+                segment = cache[line]
+            else:
+                if not line or line[0] == 35 or len(line) > perfscript.MAX_LINE:
+                    raise _Skip
+                if line[0] not in WHITESPACE and perfscript.parse_header(line) is not None:
+                    raise _Skip
+                segment = self._segment(line, java)
+                if segment is False:
+                    raise _Skip
+                if len(cache) >= LINE_CACHE_MAX:
+                    cache.clear()
+                cache[line] = segment
+            if segment is not None:
+                segments.append(segment)
+        segments.reverse()
+        if self.opts.context:
+            segments = self._with_context_markers(segments)
+        return b"".join(b";" + s for s in segments)
+
+    def _segment(self, line: bytes, java: bool):
+        """Folded text of one stack line; None for lines Perl drops, False when malformed."""
+        parts = perfscript.split_frame_line(line)
+        if parts is None:
+            return False
+        pc, rawfunc, module = parts
+        names = perfscript.function_names(pc, rawfunc, module, java=java, addrs=self.opts.addrs)
+        if not names:
+            return None
+        names = [self._annotate(names[0], module)] + [
+            n if b"_[i]" in n else n + b"_[i]" for n in names[1:]]
+        segment = b";".join(names)
+        if self.opts.context:
+            self.context_cache[segment] = _entered_context(names, module)
+        return segment
+
+    def _annotate(self, name: bytes, module: bytes) -> bytes:
+        if self.opts.kernel and perfscript.is_kernel_module(module):
+            return name + b"_[k]"
+        if self.opts.jit and perfscript.is_jit_module(module) and b"_[j]" not in name:
+            return name + b"_[j]"
+        return name
+
+    def _with_context_markers(self, segments: List[bytes]) -> List[bytes]:
+        out = []
+        current = "task"
+        for segment in segments:
+            out.append(segment)
+            entered = self.context_cache.get(segment)
+            if entered and entered != current:
+                out.append(perfscript.CONTEXT_MARKERS[entered].encode())
+                current = entered
+        return out
+
+    # -- the general, line-by-line path (Perl's main loop) ------------------------------------
+    def _feed_general(self, first_line: int, block: bytes) -> None:
+        problems = self.result.problems
+        pname: Optional[bytes] = None
+        period = 1
+        java = False
+        segments: List[bytes] = []
+        filtered = False
+        for line_no, line in perfscript.block_lines(block, first_line, problems):
+            header = None if line[0] in WHITESPACE else perfscript.parse_header(line)
+            if header is None:
+                if pname is None:
+                    if not filtered:
+                        problems.add("stack lines without an event line", line_no)
+                    continue
+                segment = self._segment(line, java)
+                if segment is False:
+                    problems.add("unrecognised stack lines", line_no)
+                elif segment is not None:
+                    segments.append(segment)
+                continue
+            accepted = self._accept(header)
+            filtered = accepted is None
+            if accepted is None:
+                continue
+            pname, period, java = accepted, header.period, header.comm.startswith(b"java")
+            if header.inline_frame:
+                segment = self._segment(b"\t" + header.inline_frame, java)
+                if segment:
+                    segments.append(segment)
+        if pname is None:
+            return
+        segments.reverse()
+        if self.opts.context:
+            segments = self._with_context_markers(segments)
+        self._count(b";".join([pname] + segments), period)
+
+
+def _entered_context(names: List[bytes], module: bytes) -> Optional[str]:
+    if not perfscript.is_kernel_module(module) and module != b"[unknown]":
+        return None
+    for name in names:
+        entered = context_for_frame(name.decode("utf-8", errors="replace"))
+        if entered:
+            return entered
+    return None
+
+
+# --- drivers -----------------------------------------------------------------------------------
+
+def collapse_stream(stream: BinaryIO, options: CollapseOptions,
+                    result: Optional[CollapseResult] = None) -> CollapseResult:
+    collapser = Collapser(options, result)
+    last_line = 0
+    for first_line, block in perfscript.iter_blocks(perfscript.open_binary(stream)):
+        collapser.feed(first_line, block)
+        last_line = first_line + block.count(b"\n") + 1
+    collapser.result.lines = last_line
+    return collapser.result
+
+
+def collapse_file(path: str, options: CollapseOptions, jobs: Optional[int] = None) -> CollapseResult:
+    """Fold a file; plain regular files above PARALLEL_MIN_BYTES use one process per core."""
+    jobs = jobs or _cpu_count()
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    with open(path, "rb") as stream:
+        if jobs < 2 or size < PARALLEL_MIN_BYTES or stream.read(2) == perfscript.GZIP_MAGIC:
+            stream.seek(0)
+            return collapse_stream(stream, options)
+    return _collapse_parallel(path, size, options, jobs)
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _collapse_parallel(path: str, size: int, options: CollapseOptions, jobs: int) -> CollapseResult:
+    import multiprocessing
+
+    if options.event_filter is None:
+        options = _with_first_event(path, options)
+    bounds = _split_points(path, size, jobs * 4)
+    ranges = list(zip(bounds, bounds[1:]))
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    with context.Pool(jobs) as pool:
+        parts = pool.starmap(_collapse_range, [(path, start, end, options) for start, end in ranges])
+    total = CollapseResult(event_filter=options.event_filter)
+    line_offset = 0
+    for part in parts:
+        total.merge(part, line_offset)
+        line_offset += part.lines
+    total.lines = line_offset
+    return total
+
+
+def _with_first_event(path: str, options: CollapseOptions) -> CollapseOptions:
+    """Perl filters on the first event type it meets; find it before splitting the work."""
+    with open(path, "rb") as stream:
+        for _, block in perfscript.iter_blocks(stream, 1 << 16):
+            for line in block.split(b"\n"):
+                if line and line[0] not in WHITESPACE and line[0] != 35:
+                    header = perfscript.parse_header(line)
+                    if header is not None and header.event is not None:
+                        return CollapseOptions(**{**options.__dict__, "event_filter": header.event})
+    return options
+
+
+def _split_points(path: str, size: int, pieces: int) -> List[int]:
+    """Byte offsets just after a blank line, so every piece starts with a sample."""
+    points = [0]
+    with open(path, "rb") as stream:
+        for i in range(1, pieces):
+            target = max(points[-1], size * i // pieces)
+            stream.seek(target)
+            window = stream.read(1 << 20)
+            found = window.find(b"\n\n")
+            if found >= 0 and target + found + 2 < size:
+                points.append(target + found + 2)
+    points.append(size)
+    return sorted(set(points))
+
+
+class _RangeReader:
+    def __init__(self, stream: BinaryIO, remaining: int):
+        self.stream, self.remaining = stream, remaining
+
+    def read(self, size: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        size = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        data = self.stream.read(size)
+        self.remaining -= len(data)
+        return data
+
+
+def _collapse_range(path: str, start: int, end: int, options: CollapseOptions) -> CollapseResult:
+    with open(path, "rb") as stream:
+        stream.seek(start)
+        reader = _RangeReader(stream, end - start)
+        collapser = Collapser(options)
+        last_line = 0
+        for first_line, block in perfscript.iter_blocks(reader):
+            collapser.feed(first_line, block)
+            last_line = first_line + block.count(b"\n") + 2
+        collapser.result.lines = last_line - 1
+        return collapser.result
+
+
+def write_folded(counts: Dict[bytes, int], out: BinaryIO) -> None:
+    """`stack count` lines sorted bytewise, like Perl's `sort keys`."""
+    lines = [stack + b" " + str(counts[stack]).encode() + b"\n" for stack in sorted(counts)]
+    out.write(b"".join(lines))

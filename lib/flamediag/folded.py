@@ -1,0 +1,130 @@
+"""Read folded stacks (`comm;root;...;leaf 12`) into a Profile.
+
+Frame kinds come from the `_[k]` (kernel), `_[j]` (JIT), `_[i]` (inlined) annotations
+that `collapse --kernel/--jit/--all` and bcc `profile -f` write (the suffix is stripped
+from the name), else from `kernelnames.looks_kernel()`. Context marker frames
+(`[softirq]`, `[hardirq]`, `[nmi]`, written by `collapse --context`) become kind
+"context" and set the record's context. A first frame that looks like a process name
+(`java`, `swapper`, `nginx-1234`, `ksoftirqd/0`) becomes the record's comm.
+"""
+from __future__ import annotations
+
+import re
+from typing import BinaryIO, Iterator, Optional, Tuple
+
+from .kernelnames import looks_kernel
+from .perfscript import MARKER_CONTEXTS, Problems, context_of_marked, mark_contexts_in_frames, open_binary
+from .profile import Frame, Profile
+
+_COUNT = re.compile(rb"^(.*\S)\s+(\d+(?:\.\d+)?)\s*$")
+_ANNOTATION = {"_[k]": "kernel", "_[j]": "jit", "_[i]": "user", "_[w]": "user"}
+# comm-PID or comm-PID/TID as written by collapse --pid/--tid
+_COMM_PID = re.compile(r"^(.+?)-(\d+|\?)(?:/(\d+))?$")
+# Names the kernel gives its threads, and common process names that are not functions.
+_KERNEL_THREAD = re.compile(r"^(swapper|ksoftirqd|kworker|migration|rcu_\w+|kswapd|khugepaged|kcompactd|"
+                            r"idle|watchdog|cpuhp|irq|jbd2|kthreadd|init|systemd)(/.*)?$")
+
+
+def parse_line(line: bytes) -> Optional[Tuple[bytes, float]]:
+    """`a;b;c 12` -> (b"a;b;c", 12.0); None for lines that are not folded stacks.
+
+    >>> parse_line(b"java;main;run 1.5")
+    (b'java;main;run', 1.5)
+    """
+    match = _COUNT.match(line)
+    if not match:
+        return None
+    return match.group(1), float(match.group(2))
+
+
+def frame_of(name: str, annotated: bool = False) -> Frame:
+    """`tcp_sendmsg_[k]` -> Frame("tcp_sendmsg", "kernel"). In an `annotated` stack
+    (one with `_[k]` frames) unmarked frames are user frames, else a name heuristic decides."""
+    if name in MARKER_CONTEXTS:
+        return Frame(name, "context")
+    suffix = name[-4:]
+    kind = _ANNOTATION.get(suffix)
+    if kind:
+        return Frame(name[:-4], kind)
+    return Frame(name, "kernel" if not annotated and looks_kernel(name) else "user")
+
+
+def looks_like_comm(name: str) -> bool:
+    """The first frame of a folded line is a process name (not a function)?
+
+    >>> [looks_like_comm(n) for n in ("java", "swapper", "nginx-123", "ksoftirqd/0", "main", "tcp_sendmsg_[k]")]
+    [True, True, True, True, False, False]
+    """
+    if name.endswith(("_[k]", "_[j]", "_[i]")) or name in MARKER_CONTEXTS:
+        return False
+    if _COMM_PID.match(name) or _KERNEL_THREAD.match(name):
+        return True
+    if name in ("main", "start_thread", "_start", "__libc_start_main", "clone", "clone3"):
+        return False
+    # process names are short and carry no C++/Java scope or call-site punctuation
+    return len(name) <= 16 and not any(c in name for c in ":()<>[] ") and not looks_kernel_only(name)
+
+
+def looks_kernel_only(name: str) -> bool:
+    """Names that are surely kernel functions (leading underscores, *_x64_sys_*, entry points)."""
+    return name.startswith("_") or name.startswith(("entry_", "do_", "sys_", "ret_from_", "secondary_", "start_"))
+
+
+def _comm_and_pid(first: str) -> Tuple[str, Optional[int]]:
+    match = _COMM_PID.match(first)
+    if match and not _KERNEL_THREAD.match(first):
+        pid = match.group(2)
+        return match.group(1), int(pid) if pid.isdigit() else None
+    return first, None
+
+
+def iter_stacks(stream: BinaryIO, problems: Problems) -> Iterator[Tuple[bytes, float]]:
+    line_no = 0
+    for line_no, line in enumerate(open_binary(stream), 1):
+        line = line.rstrip(b"\r\n")
+        if not line.strip() or line.startswith(b"#"):
+            continue
+        parsed = parse_line(line)
+        if parsed is None:
+            problems.add("lines that are not `stack count`", line_no)
+            continue
+        yield parsed
+
+
+def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:
+    profile = Profile(source_format="folded")
+    problems = Problems(max_warnings)
+    for stack, count in iter_stacks(stream, problems):
+        names = stack.decode("utf-8", errors="replace").split(";")
+        comm, pid = "", None
+        if len(names) > 1 and looks_like_comm(names[0]):
+            comm, pid = _comm_and_pid(names[0])
+            names = names[1:]
+        annotated = any(n.endswith("_[k]") for n in names)
+        frames = [frame_of(n, annotated) for n in names if n]
+        context = context_of_marked(frames)
+        if context == "task":
+            context = context_of_marked(mark_contexts_in_frames(frames))
+        profile.add(frames, count, comm=comm, cpu=None, context=context, pid=pid)
+        profile.events["folded"] += 1
+    profile.skipped_lines = problems.total()
+    if problems.total():
+        profile.data_quality.append(f"folded stacks: {problems.sentence()}.")
+    return profile
+
+
+def is_folded(sample: bytes) -> bool:
+    """Content sniffing: most non-comment lines are `frame;frame count`.
+
+    >>> is_folded(b"java;main;run 12\\njava;main;gc 3\\n")
+    True
+    >>> is_folded(b"java 123 [000] 1.0: 1 cycles:\\n\\tffff sym (dso)\\n")
+    False
+    """
+    lines = [l for l in sample.split(b"\n")[:200] if l.strip() and not l.startswith(b"#")]
+    if len(sample) >= 1 << 16 and lines and not sample.endswith(b"\n"):
+        lines = lines[:-1]  # last line may be cut by the sample window
+    if not lines:
+        return False
+    good = sum(1 for l in lines if parse_line(l) and not l[:1].isspace() and b"\t" not in l)
+    return good >= max(1, int(len(lines) * 0.9))
