@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .parsers import (audit, clocksource, cpufreq, dmesg, ethtool, interrupts, loadavg, memcg,
                       modparams, mpstat, nicirqs, numactl, numastat, pidstat, pressure, procstat,
-                      procvmstat, softirqs, softnet, ss, sysctl, thp, tuned, vmstat)
+                      procvmstat, schedknobs, softirqs, softnet, ss, sysctl, thp, tuned, vmstat)
 
 MPSTAT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "idle")
 # Collectors whose absence weakens a diagnosis: name -> what is lost.
@@ -345,6 +345,15 @@ def _audit(src: _Source) -> None:
         src.facts.set("audit.enabled", result["enabled"], path, bad)
 
 
+def _schedknobs(src: _Source) -> None:
+    result, path, bad = src.parsed("sched.debug", schedknobs.parse)
+    if result is None:
+        return
+    for knob, value in result["knobs"].items():
+        name = knob[len("sched_"):] if knob.startswith("sched_") else knob
+        src.facts.set(f"sched.{name}", value, path, bad)
+
+
 def _loadavg(src: _Source) -> None:
     result, path, bad = src.parsed("loadavg", loadavg.parse, phase="end")
     if result is not None:
@@ -600,5 +609,5 @@ def _memcg(src: _Source) -> None:
 BUILDERS = (
     _sysctl, _thp, _numa, _numastat, _procvmstat, _mpstat, _vmstat_window, _softirqs, _interrupts,
     _softnet, _nic, _nic_irqs, _modparams, _memcg, _clocksource, _dmesg, _cpufreq, _tuned, _audit,
-    _loadavg, _pressure, _pidstat, _ss,
+    _schedknobs, _loadavg, _pressure, _pidstat, _ss,
 )

@@ -11,7 +11,8 @@ Sample input::
 Result: {"columns": [...], "intervals": [{"time": str, "cpus": {cpu: {col: pct}}}],
 "average": {cpu: {col: pct}}, "cpus": int|None, "notes": [...]}. Columns lose their `%`
 (`%user` of sysstat 8 becomes `usr`, `%system` becomes `sys`). `average` is the mean of the
-intervals (mpstat's own `Average:` lines are only used when no interval row was readable).
+intervals (mpstat's own `Average:` lines, kept in `reported_average`, are used only when no
+interval row was readable).
 
 Examples:
     >>> r = parse('''02:46:26 AM  CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest   %idle
@@ -67,6 +68,7 @@ def _parse_text(text: str, notes: List[str]) -> dict:
         add_note(notes, "mpstat: no CPU header line found (unknown format)")
     result["columns"] = columns or []
     result["average"] = _mean(result["intervals"]) or averages
+    result["reported_average"] = averages
     return result
 
 
@@ -112,7 +114,7 @@ def _mean(intervals: List[dict]) -> Dict[str, Dict[str, float]]:
 
 
 def _empty(notes: List[str]) -> dict:
-    return {"columns": [], "intervals": [], "average": {}, "cpus": None, "notes": notes}
+    return {"columns": [], "intervals": [], "average": {}, "reported_average": {}, "cpus": None, "notes": notes}
 
 
 def parse_json(text: str, notes: Optional[List[str]] = None) -> dict:

@@ -33,17 +33,25 @@ def parse(text: str) -> dict:
     return {"counters": counters, "notes": notes}
 
 
+ZONES = ("dma", "dma32", "normal", "movable", "high", "device")
+
+
 def delta(start: dict, end: dict) -> Dict[str, int]:
-    """end - start per counter present in both; `allocstall` sums allocstall_* (4.x+ split it).
+    """end - start per counter present in both. Counters older/newer kernels split per zone
+    (`allocstall_normal`, `pgscan_direct_dma32`, ...) are also summed under their base name
+    when the kernel has no such counter itself.
 
     Examples:
-        >>> delta({"counters": {"a": 1, "allocstall_normal": 2}},
-        ...       {"counters": {"a": 5, "allocstall_normal": 4, "allocstall_movable": 9}})
-        {'a': 4, 'allocstall_normal': 2, 'allocstall': 2}
+        >>> delta({"counters": {"a": 1, "allocstall_normal": 2, "pgscan_direct_dma32": 1}},
+        ...       {"counters": {"a": 5, "allocstall_normal": 4, "allocstall_movable": 9, "pgscan_direct_dma32": 8}})
+        {'a': 4, 'allocstall_normal': 2, 'pgscan_direct_dma32': 7, 'allocstall': 2, 'pgscan_direct': 7}
     """
     before, after = start.get("counters", {}), end.get("counters", {})
     result = {name: after[name] - before[name] for name in after if name in before}
-    split = [v for k, v in result.items() if k.startswith("allocstall_")]
-    if "allocstall" not in result and split:
-        result["allocstall"] = sum(split)
+    summed: Dict[str, int] = {}
+    for name, step in result.items():
+        base, _, zone = name.rpartition("_")
+        if base and zone in ZONES and base not in after:
+            summed[base] = summed.get(base, 0) + step
+    result.update(summed)
     return result
