@@ -72,7 +72,7 @@ class Collapser:
     # -- one sample block -----------------------------------------------------------------
     def feed(self, first_line: int, block: bytes) -> None:
         if first_line < 0:
-            self.result.problems.add("lines of an incomplete last sample", -first_line)
+            self.result.problems.add("incomplete last sample (no closing blank line)", -first_line)
             return None
         newline = block.find(b"\n")
         header_line = block if newline < 0 else block[:newline]

@@ -319,7 +319,7 @@ def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
     """Samples in input order; malformed lines are counted in `problems` and skipped."""
     for first_line, block in iter_blocks(open_binary(stream)):
         if first_line < 0:
-            problems.add("lines of an incomplete last sample", -first_line)
+            problems.add("incomplete last sample (no closing blank line)", -first_line)
             continue
         sample: Optional[_Sample] = None
         for line_no, line in block_lines(block, first_line, problems):

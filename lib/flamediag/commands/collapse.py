@@ -1,15 +1,109 @@
-"""flamediag collapse — placeholder until its issue lands (see README)."""
+"""flamediag collapse — perf script text -> folded stacks (stackcollapse-perf.pl compatible)."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from typing import Optional
+
 from .. import exitcodes
-from ..cli import make_parser, UserError
+from ..cli import UserError, make_parser, run, warn
+from ..collapse import CollapseOptions, CollapseResult, collapse_file, collapse_stream, write_folded
+
+DESCRIPTION = """\
+Fold `perf script` output (plain or gzip, detected by content) into one line per distinct
+stack, `comm;root;...;leaf count`, sorted: byte for byte what stackcollapse-perf.pl prints,
+plus what it gets wrong on modern perf (single-line stacks, versioned vmlinux paths, jitdump).
+Counts are the event period when perf printed one (as the Perl script does), else samples.
+Only the first event type is kept unless --event-filter names one."""
 
 EXAMPLES = """
-    flamediag collapse --help
+    perf script -F comm,pid,tid,cpu,time,period,event,ip,sym,dso > out.perf
+    flamediag collapse out.perf > out.folded             # as stackcollapse-perf.pl
+    flamediag collapse --all --context out.perf          # _[k]/_[j] suffixes, [softirq] markers
+    flamediag collapse --event-filter page-faults perf.script.gz
+    perf script | flamediag collapse - | flamediag flamegraph - > cpu.svg
 """
 
 
+def build_parser():
+    parser = make_parser("collapse", DESCRIPTION, EXAMPLES)
+    parser.add_argument("input", nargs="?", default="-", metavar="FILE|-",
+                        help="perf script output, plain or gzip (default: stdin)")
+    parser.add_argument("--pid", action="store_true", help="root frame comm-PID")
+    parser.add_argument("--tid", action="store_true", help="root frame comm-PID/TID")
+    parser.add_argument("--kernel", action="store_true", help="suffix kernel frames with _[k]")
+    parser.add_argument("--jit", action="store_true", help="suffix JIT frames (perf maps, jitdump) with _[j]")
+    parser.add_argument("--all", action="store_true", help="both --kernel and --jit")
+    parser.add_argument("--addrs", action="store_true", help="keep addresses of unresolved frames: [unknown <addr>]")
+    parser.add_argument("--context", action="store_true",
+                        help="add a [softirq]/[hardirq]/[nmi] frame above the frame entering that context")
+    parser.add_argument("--event-filter", metavar="EVENT", help="keep only samples of this event (e.g. cpu-clock)")
+    parser.add_argument("--jobs", type=int, default=0, metavar="N",
+                        help="processes for large plain files (default: one per CPU)")
+    parser.add_argument("--engine", choices=("builtin", "inferno"), default="builtin",
+                        help="inferno: delegate to inferno-collapse-perf on PATH (no --context)")
+    return parser
+
+
+def options_from(args) -> CollapseOptions:
+    return CollapseOptions(pid=args.pid, tid=args.tid, kernel=args.kernel or args.all, jit=args.jit or args.all,
+                           addrs=args.addrs, context=args.context,
+                           event_filter=args.event_filter.encode() if args.event_filter else None)
+
+
+def collapse_input(path: str, options: CollapseOptions, jobs: int) -> CollapseResult:
+    if path == "-":
+        return collapse_stream(sys.stdin.buffer, options)
+    if os.path.isdir(path):
+        raise UserError(f"{path} is a directory: give the perf script file (e.g. perf/perf.script.gz in a bundle)")
+    try:
+        return collapse_file(path, options, jobs or None)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file: give a perf script file or - for stdin")
+    except PermissionError:
+        raise UserError(f"{path}: permission denied: check the file mode", exitcodes.NOPERM)
+
+
+def report_problems(result: CollapseResult) -> None:
+    events = sorted(result.events)
+    if len(events) > 1 and result.event_filter is not None:
+        names = ", ".join(e.decode("utf-8", "replace") for e in events)
+        warn("collapse", f"warning: several event types ({names}); kept {result.event_filter.decode('utf-8', 'replace')} "
+                         "only (choose with --event-filter)")
+    if result.problems.total():
+        warn("collapse", f"warning: {result.problems.sentence()}")
+
+
+def run_inferno(args) -> int:
+    binary = shutil.which("inferno-collapse-perf")
+    if binary is None:
+        raise UserError("--engine inferno: inferno-collapse-perf not on PATH (cargo install inferno)", exitcodes.USAGE)
+    if args.context:
+        raise UserError("--engine inferno cannot add --context markers: use the builtin engine", exitcodes.USAGE)
+    argv = [binary] + [f"--{flag}" for flag in ("pid", "tid", "kernel", "jit", "all", "addrs") if getattr(args, flag)]
+    if args.event_filter:
+        argv += ["--event-filter", args.event_filter]
+    if args.input != "-":
+        argv.append(args.input)
+    return subprocess.call(argv)
+
+
 def main(argv) -> int:
-    parser = make_parser("collapse", "not implemented yet", EXAMPLES)
-    parser.parse_args(argv)
-    raise UserError("collapse is not implemented yet", exitcodes.USAGE)
+    args = build_parser().parse_args(argv)
+    if args.engine == "inferno":
+        return run_inferno(args)
+    result = collapse_input(args.input, options_from(args), args.jobs)
+    report_problems(result)
+    if not result.counts:
+        source = "stdin" if args.input == "-" else args.input
+        raise UserError(f"no stacks found in {source}: give `perf script` output "
+                        "(perf record -a -g, then perf script)")
+    write_folded(result.counts, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+    return exitcodes.OK
+
+
+if __name__ == "__main__":
+    sys.exit(run("collapse", main, sys.argv[1:]))

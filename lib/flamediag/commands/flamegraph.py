@@ -1,15 +1,115 @@
-"""flamediag flamegraph — placeholder until its issue lands (see README)."""
+"""flamediag flamegraph — folded stacks -> interactive SVG flame graph."""
 from __future__ import annotations
 
+import io
+import re
+import sys
+from typing import BinaryIO, List, Tuple
+
 from .. import exitcodes
-from ..cli import make_parser, UserError
+from ..cli import UserError, make_parser, warn
+from ..flamegraph import Highlight, count_frames, folded_lines, render_svg
+from ..folded import iter_stacks
+from ..perfscript import Problems, is_perf_script, open_binary
+from ..perfscript import read_profile as read_perf_script
+
+DESCRIPTION = """\
+Draw folded stacks (`comm;root;...;leaf count`, from `flamediag collapse`, stackcollapse-*.pl,
+inferno or bcc profile -f) as an interactive SVG: click a frame to zoom, Reset Zoom, Search
+(regexp; Ctrl-F) shows the matched percentage, hover shows frame, samples and percent.
+Kernel (_[k]), user, JIT (_[j]) and context ([softirq]/[hardirq]/[nmi]) frames get distinct
+palettes; frames matched by --highlight get one colour per ID, with a legend.
+perf script input is accepted too (collapsed with --all --context first)."""
 
 EXAMPLES = """
-    flamediag flamegraph --help
+    flamediag collapse --all --context perf.script.gz | flamediag flamegraph - > cpu.svg
+    flamediag flamegraph out.folded --title "web1 03:15 CPU" > cpu.svg
+    flamediag flamegraph out.folded --highlight zone-reclaim='(__)?(zone|node)_reclaim' \\
+        --highlight spinlock='native_queued_spin_lock_slowpath' -o cpu.svg
+    flamediag flamegraph big.folded --minwidth 0.5 -o big.svg     # elide more for huge inputs
 """
 
 
+def build_parser():
+    parser = make_parser("flamegraph", DESCRIPTION, EXAMPLES)
+    parser.add_argument("input", nargs="?", default="-", metavar="FOLDED|-", help="folded stacks (default: stdin)")
+    parser.add_argument("--title", default="Flame Graph", metavar="T")
+    parser.add_argument("--subtitle", default=None, metavar="S")
+    parser.add_argument("--highlight", action="append", default=[], metavar="ID=REGEX",
+                        help="colour frames whose whole name matches REGEX (repeatable, one colour per ID)")
+    parser.add_argument("--width", type=int, default=1200, metavar="PX")
+    parser.add_argument("--minwidth", type=float, default=0.1, metavar="PX",
+                        help="elide frames narrower than this (default 0.1, as flamegraph.pl)")
+    parser.add_argument("--countname", default="samples", metavar="NAME", help="unit in hover details")
+    parser.add_argument("-o", "--output", default="-", metavar="SVG", help="write here (default: stdout)")
+    return parser
+
+
+def parse_highlight(spec: str, index: int) -> Highlight:
+    ident, sep, pattern = spec.partition("=")
+    if not sep or not ident or not pattern:
+        raise UserError(f"--highlight {spec!r}: write ID=REGEX, e.g. --highlight reclaim='node_reclaim|zone_reclaim'",
+                        exitcodes.USAGE)
+    try:
+        return Highlight(ident, re.compile(pattern))
+    except re.error as err:
+        raise UserError(f"--highlight {ident}: bad regular expression ({err}): fix the pattern", exitcodes.USAGE)
+
+
+def read_stacks(stream: BinaryIO, problems: Problems) -> List[Tuple[str, float]]:
+    stream = open_binary(stream)
+    head = stream.peek(1 << 16)[: 1 << 16] if hasattr(stream, "peek") else b""
+    if head and is_perf_script(head):
+        profile = read_perf_script(stream)
+        return list(folded_lines(profile, annotate=True, context=True))
+    return [(stack.decode("utf-8", errors="replace"), count) for stack, count in iter_stacks(stream, problems)]
+
+
+def open_input(path: str) -> BinaryIO:
+    if path == "-":
+        return io.BufferedReader(sys.stdin.buffer.raw) if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file: give folded stacks (flamediag collapse output) or - for stdin")
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory: give a folded stacks file")
+    except PermissionError:
+        raise UserError(f"{path}: permission denied: check the file mode", exitcodes.NOPERM)
+
+
+def write_output(path: str, svg: str) -> int:
+    data = svg.encode("utf-8")
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        try:
+            with open(path, "wb") as out:
+                out.write(data)
+        except OSError as err:
+            raise UserError(f"{path}: cannot write ({err.strerror}): choose another -o path")
+    return len(data)
+
+
 def main(argv) -> int:
-    parser = make_parser("flamegraph", "not implemented yet", EXAMPLES)
-    parser.parse_args(argv)
-    raise UserError("flamegraph is not implemented yet", exitcodes.USAGE)
+    args = build_parser().parse_args(argv)
+    if args.width < 100 or args.minwidth < 0:
+        raise UserError("--width must be >= 100 and --minwidth >= 0", exitcodes.USAGE)
+    highlights = [parse_highlight(spec, i) for i, spec in enumerate(args.highlight)]
+    problems = Problems()
+    with open_input(args.input) as stream:
+        stacks = read_stacks(stream, problems)
+    if problems.total():
+        warn("flamegraph", f"warning: {problems.sentence()}")
+    if not stacks:
+        raise UserError("no stacks found: give folded stacks (`a;b;c 12` lines), e.g. from flamediag collapse")
+    svg = render_svg(stacks, title=args.title, subtitle=args.subtitle, highlights=highlights,
+                     width=args.width, minwidth=args.minwidth, count_name=args.countname)
+    size = write_output(args.output, svg)
+    elided = re.search(r"<!-- frames: (\d+), elided: (\d+) -->", svg)
+    frames, dropped = (int(elided.group(1)), int(elided.group(2))) if elided else (count_frames(svg), 0)
+    where = "stdout" if args.output == "-" else args.output
+    warn("flamegraph", f"wrote {where}: {size:,} bytes, {frames:,} frames, {dropped:,} narrower than "
+                       f"{args.minwidth:g} px elided, {len(stacks):,} input stacks")
+    return exitcodes.OK
