@@ -1,0 +1,80 @@
+"""Shared pieces of the paste readers: frames, blocks, and the kernel/user split."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+from ..kernelnames import normalize
+from ..profile import Frame
+
+# A record before it reaches the Profile: frames root first, leaf last.
+Stack = Tuple[Tuple[Frame, ...], float, str, Optional[int], Optional[str]]  # frames, weight, comm, cpu, context
+
+# Frames where user space enters the kernel, across eras. Everything on the root side of the
+# last of them is user code; from it to the leaf is kernel code.
+KERNEL_ENTRIES = frozenset(
+    {
+        "system_call", "system_call_fastpath", "system_call_after_swapgs", "sysenter_dispatch",
+        "ia32_sysenter_target", "ia32_syscall", "tracesys", "sysret_audit", "auditsys",
+        "entry_SYSCALL_64", "entry_SYSCALL_64_fastpath", "entry_SYSCALL_64_after_hwframe",
+        "entry_SYSCALL_64_safe_stack", "entry_SYSENTER_compat", "entry_INT80_compat",
+        "do_syscall_64", "page_fault", "async_page_fault", "asm_exc_page_fault", "retint_careful",
+        "ret_from_intr", "asm_common_interrupt", "asm_sysvec_apic_timer_interrupt",
+        "apic_timer_interrupt", "common_interrupt", "ret_from_fork", "ret_from_fork_asm",
+    }
+)
+_KERNEL_ADDRESS = re.compile(r"^(?:0x)?ffff[0-9a-f]{12}$", re.I)
+_HEX_ADDRESS = re.compile(r"^(?:0x)?[0-9a-f]{6,16}$", re.I)
+
+
+@dataclass
+class Block:
+    """What one reader understood in a run of lines."""
+
+    fmt: str                      # e.g. "perf-report-callgraph"
+    start: int                    # first and one-past-last line index in the unwrapped paste
+    end: int
+    stacks: List[Stack] = field(default_factory=list)
+    flat: bool = False            # no ancestry (perf top, flat perf report)
+    notes: List[str] = field(default_factory=list)
+
+
+def clean_name(raw: str) -> str:
+    """A frame name as kernelnames.normalize expects it: no offsets, markers or ` ([kernel.kallsyms])`."""
+    name = raw.strip()
+    name = re.sub(r"^\[[k.]\]\s+", "", name)                 # perf `[k] sym` marker
+    name = re.sub(r"\s+\((?:[^()]*)\)$", "", name) if name.endswith("])") else name
+    name = name.replace(";", ":")                             # a `;` must never forge a frame
+    if _HEX_ADDRESS.match(name) and (name.startswith("0x") or len(name) >= 12):
+        return "0x%x" % int(name[2:] if name.startswith("0x") else name, 16)   # 0x0000563c.. == 0x563c..
+    return normalize(name) or raw.strip()
+
+
+def kind_of_lone(name: str, hint: str = "unknown") -> str:
+    if _KERNEL_ADDRESS.match(name):
+        return "kernel"
+    if name.startswith("0x") and _HEX_ADDRESS.match(name):
+        return "user"
+    return hint
+
+
+def split_kernel_user(names: Sequence[str], leaf_kind: str = "kernel") -> Tuple[Frame, ...]:
+    """Frames for a root-first chain whose kinds were not printed (perf report graphs, crash bt).
+
+    The last kernel entry point splits user (root side) from kernel (leaf side); without one,
+    the whole chain takes the leaf's kind (kernel threads, idle, pure user stacks).
+    """
+    entry_at = None
+    for index, name in enumerate(names):
+        if name in KERNEL_ENTRIES:
+            entry_at = index
+    if entry_at is None:
+        return tuple(Frame(n, kind_of_lone(n, leaf_kind)) for n in names)
+    user = [Frame(n, kind_of_lone(n, "user")) for n in names[:entry_at]]
+    kernel = [Frame(n, "kernel") for n in names[entry_at:]]
+    return tuple(user + kernel)
+
+
+def kernel_frames(names: Sequence[str]) -> Tuple[Frame, ...]:
+    return tuple(Frame(n, "kernel") for n in names)

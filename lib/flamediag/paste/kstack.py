@@ -1,0 +1,271 @@
+"""Kernel stack traces: oops / NMI backtrace / soft lockup / hung task / sysrq-l dumps from
+dmesg, crash `bt` / `bt -a`, and /proc/PID/stack. Each trace is one task or CPU: weight 1.
+
+    [  123.456789] NMI backtrace for cpu 1                       (dmesg, sysrq-l)
+    [  123.456789] RIP: 0010:native_queued_spin_lock_slowpath+0x1a/0x40
+    [  123.456789] Call Trace:
+    [  123.456789]  <IRQ>                                         (context marker)
+    [  123.456789]  ? show_regs+0x..                              (`?`: stale, ignored)
+    [  123.456789]  _raw_spin_lock+0x1e/0x30
+     [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740        (2.6.32)
+     #6 [ffff8817f0f73d70] shrink_inactive_list at ffffffff8113f2e0 (crash bt)
+    [<0>] kswapd+0x35f/0x370                                      (/proc/PID/stack)
+
+Frames are printed innermost first; the RIP line names the interrupted function, which is
+the leaf. Frames printed before an inline RIP line (modern kernels print the interrupted
+registers inside the trace) belong to the reporter — the watchdog or backtrace IPI — and
+are dropped, as is everything on crash's NMI exception stack.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+from ..kernelnames import normalize
+from .common import Block, kernel_frames
+
+PREFIX = re.compile(
+    r"^(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"      # syslog: "Nov 22 07:00:00 host kernel: "
+    r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
+)
+FRAME = re.compile(
+    r"^\s*(?:\[<[0-9a-fx]+>\]\s*)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
+    r"(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$"
+)
+PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
+MARKER = re.compile(r"^\s*<(?P<close>/)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE)>\s*(?P<rest>.*)$")
+RIP = re.compile(r"^\s*(?:RIP|EIP|PC is at|pc)\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?(?:\[<[0-9a-f]+>\]\s*)?"
+                 r"(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+")
+CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
+HEADERS = (
+    (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+)"), None),
+    (re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for \d+s! \[(?P<comm>.+):\d+\]"), None),
+    (re.compile(r"INFO: task (?P<comm>.+):\d+ blocked for more than"), None),
+    (re.compile(r"^\s*task:(?P<comm>\S+)\s+state:"), None),
+    (re.compile(r"CPU: (?P<cpu>\d+) (?:UID: \d+ )?PID: \d+ Comm: (?P<comm>.+?)(?: (?:Not )?[Tt]ainted|$)"), "cpu_line"),
+    (re.compile(r"^\s*Pid: \d+, comm: (?P<comm>\S+)"), "cpu_line"),
+    (re.compile(r"(?:Oops|BUG: unable to handle|general protection fault|kernel BUG at|WARNING: CPU: (?P<cpu>\d+))"), None),
+    (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
+)
+SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
+REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
+                      r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
+                      r"(?:\w+\s+)?[Ss]tack:|\s+[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
+# Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
+# they sit at the leaf end of the traces they print and are not what the CPU was doing.
+REPORTER = frozenset(
+    {"dump_stack", "dump_stack_lvl", "show_stack", "show_regs", "show_trace_log_lvl", "__show_regs",
+     "nmi_cpu_backtrace", "nmi_cpu_backtrace_handler", "nmi_trigger_cpumask_backtrace",
+     "arch_trigger_cpumask_backtrace", "trigger_all_cpu_backtrace", "sysrq_handle_showallcpus",
+     "showacpu", "sched_show_task", "show_state_filter", "crash_nmi_callback", "notifier_call_chain",
+     "atomic_notifier_call_chain", "notify_die", "nmi_handle", "default_do_nmi", "do_nmi", "exc_nmi",
+     "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
+     "machine_kexec", "print_modules", "watchdog_timer_fn", "__hrtimer_run_queues",
+     "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
+     "smp_apic_timer_interrupt", "local_apic_timer_interrupt"}
+)
+CRASH_TASK = re.compile(r'^\s*PID:\s*\d+\s+TASK:\s*[0-9a-f]+\s+CPU:\s*(?P<cpu>\d+)\s+COMMAND:\s*"(?P<comm>.*)"')
+CRASH_FRAME = re.compile(r"^\s*#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
+CRASH_SECTION = re.compile(r"^\s*---\s*<(?P<what>[^>]+)>\s*---\s*$")
+CRASH_NOISE = re.compile(r"^\s*(?:[A-Z0-9]{2,6}:\s*[0-9a-f]+|ORIG_RAX|CS:|\[exception RIP|crash>|PANIC:|bt\b)")
+
+
+@dataclass
+class Trace:
+    comm: str = ""
+    cpu: Optional[int] = None
+    frames: List[Tuple[str, str]] = field(default_factory=list)   # (name, section) innermost first
+    rip: Optional[str] = None
+    rip_at: Optional[int] = None        # index into frames where an inline RIP cut the trace
+    in_call_trace: bool = False
+
+    def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
+        """Frames root first, and the leaf's context when a section marker says so."""
+        frames = self.frames[self.rip_at:] if self.rip_at is not None else self.frames
+        frames = [f for f in frames if f[1] != "NMI"]
+        if self.rip:
+            frames = [(self.rip, frames[0][1] if frames else "")] + frames
+        while len(frames) > 1 and frames[0][0] in REPORTER:
+            frames = frames[1:]
+        if not frames:
+            return (), None
+        context = None
+        if frames[0][1] == "IRQ":
+            irq_names = {normalize(n) for n, s in frames if s == "IRQ"}
+            soft = {"__do_softirq", "handle_softirqs", "net_rx_action", "do_softirq", "run_timer_softirq"}
+            context = "softirq" if irq_names & soft else "hardirq"
+        return tuple(n for n, _ in reversed(frames)), context
+
+
+def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
+    """Oops / NMI / lockup / hung-task / sysrq-l traces from a dmesg or console paste."""
+    traces: List[Trace] = []
+    current: Optional[Trace] = None
+    section = ""
+    sysrq = False
+    index = start
+    while index < len(lines):
+        text = PREFIX.sub("", lines[index])
+        header = _header(text)
+        if SYSRQ.search(text):
+            sysrq = True
+        elif header is not None:
+            comm, cpu, is_cpu_line = header
+            if current is None or not is_cpu_line or current.frames or current.rip:
+                current = Trace()
+                traces.append(current)
+                section = ""
+            current.comm = comm or current.comm
+            current.cpu = cpu if cpu is not None else current.cpu
+        elif current is not None and _trace_line(text, current, section):
+            section = _section_after(text, section)
+        elif current is None and (FRAME.match(text) or CALL_TRACE.match(text)):
+            current = Trace()
+            traces.append(current)
+            continue
+        elif text.strip() == "" and current is not None and current.frames:
+            current = None
+        elif not (text.strip() == "" or REGISTER.match(text)):
+            break
+        index += 1
+    stacks = [(t, *t.stack()) for t in traces]
+    stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
+    if not stacks:
+        return None
+    fmt = "sysrq-l" if sysrq else "oops"
+    block = Block(fmt, start, index)
+    for trace, names, context in stacks:
+        block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
+    what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
+    block.notes.append(f"read {what}: {len(stacks)} stacks, one per task or CPU; `?` frames ignored")
+    return block
+
+
+def _header(text: str):
+    for pattern, kind in HEADERS:
+        match = pattern.search(text)
+        if match:
+            groups = match.groupdict()
+            cpu = groups.get("cpu")
+            return (groups.get("comm") or "").strip(), int(cpu) if cpu else None, kind == "cpu_line"
+    return None
+
+
+def _trace_line(text: str, trace: Trace, section: str) -> bool:
+    if CALL_TRACE.match(text):
+        trace.in_call_trace = True
+        return True
+    rip = RIP.match(text)
+    if rip:
+        trace.rip = normalize(rip["sym"])
+        trace.rip_at = len(trace.frames) if trace.in_call_trace else None
+        return True
+    marker = MARKER.match(text)
+    if marker:
+        rest = marker["rest"]
+        if rest:
+            _frame(rest, trace, _section_after(text, section))
+        return True
+    if _frame(text, trace, section):
+        return True
+    return bool(REGISTER.match(text))
+
+
+def _frame(text: str, trace: Trace, section: str) -> bool:
+    match = FRAME.match(text)
+    if not match:
+        return False
+    if not match["stale"]:
+        trace.frames.append((normalize(match["sym"]), section))
+    return True
+
+
+def _section_after(text: str, section: str) -> str:
+    marker = MARKER.match(text)
+    if not marker:
+        return section
+    name, closing = marker["name"], bool(marker["close"])
+    if name == "EOI" or closing:
+        return ""
+    return "" if name == "TASK" else "IRQ" if name in ("IRQ", "SOFTIRQ") else name
+
+
+def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
+    """Consecutive /proc/PID/stack dumps (`[<0>] func+0x../0x..`); a non-frame line ends one."""
+    block = Block("proc-stack", start, start)
+    comm = _comm_hint(lines[start - 1]) if start else ""
+    names: List[str] = []
+    index = start
+    while index < len(lines):
+        match = PROC_STACK.match(lines[index])
+        if match:
+            names.append(normalize(match["sym"]))
+        elif names and (_comm_hint(lines[index]) is not None or not lines[index].strip()):
+            block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
+            names = []
+            comm = _comm_hint(lines[index]) or ""
+        elif not names and _comm_hint(lines[index]) is not None:
+            comm = _comm_hint(lines[index]) or ""
+        else:
+            break
+        index += 1
+    if names:
+        block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
+    if not block.stacks:
+        return None
+    block.end = index
+    block.notes.append(f"read /proc/PID/stack: {len(block.stacks)} task stacks")
+    return block
+
+
+def _comm_hint(line: str) -> Optional[str]:
+    """`# cat /proc/45/stack   (kswapd0)` or `==> /proc/45/stack <==`: a header between dumps."""
+    if "/proc/" not in line or "stack" not in line:
+        return None
+    found = re.search(r"\(([^()]+)\)\s*$", line)
+    return found[1] if found else ""
+
+
+def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
+    """crash `bt` / `bt -a`: `PID: .. TASK: .. CPU: .. COMMAND: ".."` then `#N [sp] func at addr`."""
+    block = Block("crash-bt", start, start)
+    task = None
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        header = CRASH_TASK.match(line)
+        frame = CRASH_FRAME.match(line)
+        section = CRASH_SECTION.match(line)
+        if header:
+            _flush_crash(block, task)
+            task = {"comm": header["comm"], "cpu": int(header["cpu"]), "frames": [], "irq_until": None}
+        elif task is not None and frame:
+            task["frames"].append(normalize(frame["sym"]))
+        elif task is not None and section:
+            what = section["what"].upper()
+            if "NMI" in what:
+                task["frames"] = []            # crash's own NMI handler frames
+            elif "IRQ" in what or "SOFTIRQ" in what:
+                task["irq_until"] = len(task["frames"])
+        elif not (line.strip() == "" or CRASH_NOISE.match(line)):
+            break
+        index += 1
+    _flush_crash(block, task)
+    if not block.stacks:
+        return None
+    block.end = index
+    block.notes.append(f"read crash bt: {len(block.stacks)} task stacks")
+    return block
+
+
+def _flush_crash(block: Block, task) -> None:
+    if not task or not task["frames"]:
+        return
+    names = list(task["frames"])
+    while len(names) > 1 and names[0] in REPORTER:
+        names.pop(0)
+    context = None
+    if task["irq_until"]:
+        context = "softirq" if {"__do_softirq", "net_rx_action", "handle_softirqs"} & set(names[: task["irq_until"]]) else "hardirq"
+    block.stacks.append((kernel_frames(names[::-1]), 1.0, task["comm"], task["cpu"], context))

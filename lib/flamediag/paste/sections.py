@@ -1,0 +1,107 @@
+"""Metric evidence pasted next to the stacks, cut into the collector texts that
+facts.build_facts_from_sections() reads (same layout as in a bundle, doc/bundle-format.md).
+
+    >>> text = "$ sysctl vm.zone_reclaim_mode\\nvm.zone_reclaim_mode = 1\\n"
+    >>> find_sections(text.split("\\n"))[0]["sysctl"]
+    'vm.zone_reclaim_mode = 1'
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Sequence, Set, Tuple
+
+MPSTAT_HEAD = re.compile(r"^\S+(?:\s+[AP]M)?\s+CPU\s+%usr\s+%nice\s+%sys")
+MPSTAT_ROW = re.compile(r"^(?:\S+(?:\s+[AP]M)?|Average:)\s+(?:all|\d+)(?:\s+\d+[.,]\d+){5,}\s*$")
+SYSSTAT_BANNER = re.compile(r"^Linux \S+ \(.*\)\s+\S+\s+_\w+_\s+\(\d+ CPU\)")
+VMSTAT_HEAD = re.compile(r"^\s*procs\s+-+\s*memory|^\s*r\s+b\s+swpd\s+free")
+VMSTAT_ROW = re.compile(r"^\s*\d+\s+\d+(?:\s+\d+){10,}(?:\s+\S+\s+\S+)?\s*$")
+NUMA_LINE = re.compile(r"^\s*(?:available: \d+ nodes|node \d+ (?:cpus|size|free):|node distances:|node(?:\s+\d+)+\s*$|"
+                       r"\d+:(?:\s+\d+)+\s*$|No distance information available)")
+SYSCTL = re.compile(r"^\s*(?P<key>(?:vm|kernel|net|fs|dev|user)\.[\w.\-/]+)\s*=\s*(?P<value>\S.*?)\s*$")
+PROC_SYS = re.compile(r"/proc/sys/(?P<path>[\w/\-.]+)\s*[:=]\s*(?P<value>\S+)\s*$")
+CAT = re.compile(r"^\s*(?:[$#]|\S*[$#])\s*(?:sudo\s+)?cat\s+(?P<path>\S+)\s*$")
+THP_PATH = re.compile(r"^\s*(?P<path>/sys/kernel/mm/transparent_hugepage/[\w/]+)\s*:\s*(?P<value>\S.*?)\s*$")
+THP_VALUE = re.compile(r"^\s*(?:\[?\w[\w+]*\]?\s+){1,5}\[?\w[\w+]*\]?\s*$")
+CLOCK = re.compile(r"^\s*(?P<key>current_clocksource|available_clocksource)\s*:\s*(?P<value>\S.*?)\s*$")
+
+
+def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
+    """Collector name -> text, and the line indexes used."""
+    out: Dict[str, List[str]] = {}
+    used: Set[int] = set()
+    for name, finder in (("mpstat", _mpstat), ("vmstat", _vmstat), ("numactl.hardware", _numactl)):
+        taken = finder(lines)
+        if taken:
+            out[name] = [lines[i] for i in taken]
+            used.update(taken)
+    _settings(lines, out, used)
+    return {name: "\n".join(text) for name, text in out.items()}, used
+
+
+def _runs(lines: Sequence[str], starts, continues) -> List[int]:
+    taken: List[int] = []
+    index = 0
+    while index < len(lines):
+        if starts(lines[index]):
+            while index < len(lines) and (starts(lines[index]) or continues(lines[index])):
+                taken.append(index)
+                index += 1
+            continue
+        index += 1
+    return taken
+
+
+def _mpstat(lines: Sequence[str]) -> List[int]:
+    taken = _runs(lines, lambda l: bool(MPSTAT_HEAD.match(l)),
+                  lambda l: bool(MPSTAT_ROW.match(l)) or not l.strip())
+    banner = [i for i, l in enumerate(lines) if SYSSTAT_BANNER.match(l)]
+    return sorted(set(taken) | set(banner[:1])) if taken else []
+
+
+def _vmstat(lines: Sequence[str]) -> List[int]:
+    return _runs(lines, lambda l: bool(VMSTAT_HEAD.match(l)), lambda l: bool(VMSTAT_ROW.match(l)))
+
+
+def _numactl(lines: Sequence[str]) -> List[int]:
+    starts = lambda l: bool(re.match(r"^\s*(?:available: \d+ nodes|node distances:)", l))  # noqa: E731
+    return _runs(lines, starts, lambda l: bool(NUMA_LINE.match(l)) or l.strip() == "...")
+
+
+def _settings(lines: Sequence[str], out: Dict[str, List[str]], used: Set[int]) -> None:
+    for index, line in enumerate(lines):
+        found = _setting(lines, index)
+        if found:
+            name, text, taken = found
+            out.setdefault(name, []).append(text)
+            used.update(taken)
+
+
+def _setting(lines: Sequence[str], index: int):
+    line = lines[index]
+    match = SYSCTL.match(line)
+    if match:
+        return "sysctl", f"{match['key']} = {match['value']}", [index]
+    match = THP_PATH.match(line)
+    if match:
+        return "thp", f"{match['path']}: {match['value']}", [index]
+    match = CLOCK.match(line)
+    if match:
+        return "clocksource", f"{match['key']}: {match['value']}", [index]
+    match = PROC_SYS.search(line)
+    if match and re.match(r"^\s*\S*/proc/sys/", line):
+        return "sysctl", f"{match['path'].replace('/', '.')} = {match['value']}", [index]
+    cat = CAT.match(line)
+    if cat and index + 1 < len(lines) and lines[index + 1].strip():
+        return _cat_output(cat["path"], lines[index + 1].strip(), index)
+    return None
+
+
+def _cat_output(path: str, value: str, index: int):
+    """`$ cat /sys/kernel/mm/transparent_hugepage/enabled` + `[always] madvise never`."""
+    if path.startswith("/proc/sys/") and re.fullmatch(r"\S+(?:\s+\S+){0,3}", value):
+        return "sysctl", f"{path[len('/proc/sys/'):].replace('/', '.')} = {value}", [index, index + 1]
+    if path.startswith("/sys/kernel/mm/transparent_hugepage/") and THP_VALUE.match(value):
+        return "thp", f"{path}: {value}", [index, index + 1]
+    if path.endswith(("/current_clocksource", "/available_clocksource")):
+        return "clocksource", f"{path.rsplit('/', 1)[1]}: {value}", [index, index + 1]
+    return None
