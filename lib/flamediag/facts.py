@@ -47,6 +47,7 @@ class Facts:
         self._unverified: set = set()
         self.data_quality: List[str] = []
         self.series: Dict[str, Any] = {}
+        self.collectors_read: set = set()  # collector names that yielded facts
 
     def set(self, name: str, value: Any, source: Optional[str], unverified: bool = False) -> None:
         if value is None:
@@ -248,7 +249,7 @@ def _window_seconds(manifest: dict) -> Optional[float]:
 def _missing_collectors(src: _Source, manifest: dict) -> None:
     collectors = [c for c in manifest.get("collectors") or [] if isinstance(c, dict)]
     for name, loss in IMPORTANT.items():
-        if src.facts.series.get("seen", {}).get(name):
+        if name in src.facts.collectors_read:
             continue
         entry = next((c for c in collectors if c.get("name") == name and c.get("status") != "ok"), None)
         why = ""
@@ -260,7 +261,7 @@ def _missing_collectors(src: _Source, manifest: dict) -> None:
 
 
 def _seen(src: _Source, name: str) -> None:
-    src.facts.series.setdefault("seen", {})[name] = True
+    src.facts.collectors_read.add(name)
 
 
 # --- settings --------------------------------------------------------------------------------

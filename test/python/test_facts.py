@@ -1,0 +1,241 @@
+"""facts.build_facts over real directory/tar bundles built from the parser fixtures, and
+build_facts_from_sections over pasted text."""
+from __future__ import annotations
+
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from facts_helpers import fixture, real_machine_files, write_bundle
+from flamediag.bundle import open_bundle
+from flamediag.facts import build_facts, build_facts_from_sections
+
+DOC = Path(__file__).resolve().parents[2] / "doc" / "facts.md"
+
+
+def facts_for(tmp_path, files, manifest=None, tamper=None):
+    top = write_bundle(tmp_path / "flamediag-vm-20261122T070000Z", files, manifest, tamper)
+    return build_facts(open_bundle(top))
+
+
+def zone_reclaim_files():
+    vmstat_start = "zone_reclaim_failed 100\npgscan_direct_normal 1000\nallocstall 5\ncompact_stall 0\n"
+    vmstat_end = "zone_reclaim_failed 4100\npgscan_direct_normal 91000\nallocstall 905\ncompact_stall 0\n"
+    numastat_end = fixture("numastat/hand-two-node.txt").replace("4185010285", "4185510285")
+    return {
+        ("sysctl", "once", None): "vm.zone_reclaim_mode = 1\nkernel.numa_balancing = 0\n",
+        ("numactl.hardware", "once", None): fixture("numactl/hand-two-node-distance21.txt"),
+        ("numastat", "start", None): fixture("numastat/hand-two-node.txt"),
+        ("numastat", "end", None): numastat_end,
+        ("proc.vmstat", "start", None): vmstat_start,
+        ("proc.vmstat", "end", None): vmstat_end,
+        ("mpstat", "window", None): fixture("mpstat/hand-sysstat9-no-gnice.txt"),
+        ("thp", "once", None): fixture("thp/hand-rhel6-always.txt"),
+    }
+
+
+def nic_softirq_files():
+    return {
+        ("mpstat", "window", None): fixture("mpstat/seed000-ixgbevf-12h-cpu0-soft59.txt"),
+        ("proc.softirqs", "start", None): fixture("softirqs/hand-netrx-cpu0-start.txt"),
+        ("proc.softirqs", "end", None): fixture("softirqs/hand-netrx-cpu0-end.txt"),
+        ("ethtool.i", "once", "eth0"): fixture("ethtool/hand-i-ixgbevf.txt"),
+        ("ethtool.l", "once", "eth0"): fixture("ethtool/hand-l-ixgbevf-two-queues.txt"),
+        ("ethtool.c", "once", "eth0"): fixture("ethtool/hand-c-ixgbevf-rx-usecs1.txt"),
+        ("nic.irqs", "once", None): fixture("nicirqs/hand-ixgbevf-all-cpu0.txt"),
+        ("nic.modparams", "once", None): fixture("modparams/hand-ixgbevf-itr1.txt"),
+    }
+
+
+def test_real_machine_bundle(tmp_path):
+    facts = facts_for(tmp_path, real_machine_files())
+    assert facts.data_quality == []
+    assert facts.get("kernel.release") == "6.18.44-fc-v657" and facts.get("kernel.version") == [6, 18]
+    assert facts.get("sysctl.vm.zone_reclaim_mode") == 0
+    assert facts.get("thp.enabled") == "madvise" and facts.get("thp.khugepaged.defrag") == 1
+    assert facts.get("numa.nodes") == 1 and not facts.has("numa.max_distance")
+    assert facts.get("nic.eth0.driver") == "virtio_net" and facts.get("nic.drivers") == ["virtio_net"]
+    assert facts.get("nic.irqs.single_cpu") is False
+    assert facts.source("mpstat.sys_pct.0") == "metrics/mpstat.txt"
+    assert facts.source("softirq.delta.TIMER.total") == "snap/end/proc-softirqs.txt"
+    assert facts.get("window.seconds") == 10.0
+    rate = facts.get("vmstat.rate.pgfault")
+    assert rate == pytest.approx(facts.get("vmstat.delta.pgfault") / 10.0, abs=0.001)
+    assert set(facts.series["mpstat"]) == {"all", "0", "1"}
+    assert not any(facts.unverified(name) for name, _ in facts.items())
+
+
+def test_tar_bundle_gives_the_same_facts(tmp_path):
+    top = write_bundle(tmp_path / "flamediag-vm-20261122T070000Z", real_machine_files())
+    archive = tmp_path / "flamediag-vm-20261122T070000Z.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(str(top / "manifest.json"), arcname=f"{top.name}/manifest.json")  # first member
+        for path in sorted(top.rglob("*")):
+            if path.is_file() and path.name != "manifest.json":
+                tar.add(str(path), arcname=f"{top.name}/{path.relative_to(top).as_posix()}")
+    from_dir = build_facts(open_bundle(top)).as_dict()
+    from_tar = build_facts(open_bundle(archive)).as_dict()
+    assert from_tar == from_dir and len(from_tar) > 100
+
+
+def test_zone_reclaim_facts(tmp_path):
+    facts = facts_for(tmp_path, zone_reclaim_files(), {"kernel": "2.6.32-431.11.2.el6.x86_64", "cpus": 4})
+    assert facts.get("sysctl.vm.zone_reclaim_mode") == 1
+    assert facts.get("numa.max_distance") == 21 and facts.get("numa.nodes") == 2
+    assert facts.get("vmstat.delta.zone_reclaim_failed") == 4000
+    assert facts.get("vmstat.delta.pgscan_direct") == 90000 and facts.get("vmstat.delta.allocstall") == 900
+    assert facts.get("vmstat.rate.zone_reclaim_failed") == 400.0
+    assert facts.get("numastat.delta.other_node") == 500000
+    assert facts.get("kernel.version") == [2, 6] and facts.get("thp.enabled") == "always"
+    assert facts.get("mpstat.sys_pct.avg") == pytest.approx(62.18, abs=0.2)
+
+
+def test_nic_softirq_facts(tmp_path):
+    facts = facts_for(tmp_path, nic_softirq_files(), {"cpus": 4})
+    assert facts.get("mpstat.soft_pct.max") == 59.09 and facts.get("mpstat.soft_pct.max_cpu") == 0
+    assert facts.get("mpstat.soft_pct.concentration") == pytest.approx(59.09 / (59.09 / 4), abs=0.01)
+    assert facts.get("mpstat.soft_pct.avg") == 11.57
+    assert facts.get("softirq.delta.NET_RX.top_cpu") == 0
+    assert facts.get("softirq.delta.NET_RX.top_share") == pytest.approx(3000000 / 3000200, abs=1e-4)
+    assert facts.get("nic.eth0.driver") == "ixgbevf" and facts.get("nic.eth0.rx_queues") == 2
+    assert facts.get("nic.eth0.rx_usecs") == 1
+    assert facts.get("nic.irqs.cpus") == [0] and facts.get("nic.irqs.single_cpu") is True
+    assert facts.get("modparam.ixgbevf.InterruptThrottleRate") == "1,1,1,1,1,1,1,1"
+
+
+def test_even_softirq_spread_has_low_concentration(tmp_path):
+    facts = facts_for(tmp_path, {("mpstat", "window", None): fixture("mpstat/c-24h.txt")})
+    assert facts.get("mpstat.sys_pct.concentration") < 1.1
+
+
+def test_tampered_file_marks_its_facts_unverified(tmp_path):
+    facts = facts_for(tmp_path, real_machine_files(), tamper="system/sysctl.txt")
+    assert facts.unverified("sysctl.vm.zone_reclaim_mode")
+    assert not facts.unverified("thp.enabled")
+    assert facts.source("sysctl.vm.zone_reclaim_mode") == "system/sysctl.txt"
+
+
+def test_missing_collectors_that_matter_are_reported(tmp_path):
+    files = {("thp", "once", None): fixture("thp/madvise.txt")}
+    manifest = {"collectors": [{"name": "mpstat", "phase": "window", "status": "missing",
+                                "reason": "mpstat not installed", "fix": "apt-get install sysstat"}]}
+    facts = facts_for(tmp_path, files, manifest)
+    quality = " | ".join(facts.data_quality)
+    assert "mpstat not captured (missing: mpstat not installed)" in quality
+    assert "sysctl not captured" in quality and "thp not captured" not in quality
+
+
+def test_interrupted_capture_and_parse_notes_reach_data_quality(tmp_path):
+    files = {("mpstat", "window", None): fixture("mpstat/c-24h.txt") + "12:00:01 all garbage\n"}
+    manifest = {"complete": False, "end_signal": "SIGINT", "duration_actual": 12.0}
+    facts = facts_for(tmp_path, files, manifest)
+    assert any(s.startswith("capture interrupted after 12 s by SIGINT") for s in facts.data_quality)
+    assert any(s.startswith("metrics/mpstat.txt: mpstat:") for s in facts.data_quality)
+
+
+def test_rates_fall_back_to_manifest_timestamps(tmp_path):
+    files = {("proc.vmstat", "start", None): "compact_stall 0\n", ("proc.vmstat", "end", None): "compact_stall 31\n"}
+    facts = facts_for(tmp_path, files, {"duration_actual": None, "start_utc": "2026-11-22T07:00:00Z",
+                                        "end_utc": "2026-11-22T07:00:31Z"})
+    assert facts.get("window.seconds") == 31.0 and facts.get("vmstat.rate.compact_stall") == 1.0
+
+
+def test_procstat_fallback_without_sysstat(tmp_path):
+    files = {("proc.stat", "start", None): fixture("procstat/start.txt"),
+             ("proc.stat", "end", None): fixture("procstat/end.txt")}
+    facts = facts_for(tmp_path, files)
+    assert facts.has("mpstat.sys_pct.0") and facts.source("mpstat.sys_pct.0") == "snap/end/proc-stat.txt"
+    assert not any(s.startswith("mpstat not captured") for s in facts.data_quality)
+
+
+def test_memcg_v2_and_settings(tmp_path):
+    files = {("memcg", "once", None): fixture("memcg/hand-v2.txt"),
+             ("audit", "once", None): fixture("audit/hand-auditctl-s-42-rules.txt"),
+             ("dmesg", "once", None): fixture("dmesg/hand-tsc-unstable-soft-lockup.txt"),
+             ("cpufreq", "once", None): "policy0: driver=intel_pstate governor=performance\n"
+                                        "policy1: driver=intel_pstate governor=performance\n",
+             ("tuned", "once", None): "Current active profile: throughput-performance\n",
+             ("sched.debug", "once", None): "base_slice_ns: 3000000\nsched_min_granularity_ns: 750000\n"}
+    facts = facts_for(tmp_path, files)
+    assert facts.get("memcg.events.max") == 1532 and facts.get("memcg.events.high") == 12
+    assert facts.get("memcg.events.oom") == 2
+    assert facts.get("memcg.top.path") == "/system.slice/hadoop-datanode.service"
+    assert facts.get("memcg.max_usage_ratio") == pytest.approx(8455716864 / 8589934592, abs=1e-4)
+    assert (facts.get("audit.rules"), facts.get("audit.enabled")) == (42, 1)
+    assert facts.get("dmesg.tsc_unstable") is True
+    assert facts.get("cpufreq.governor") == "performance" and facts.get("tuned.profile") == "throughput-performance"
+    assert facts.get("sched.base_slice_ns") == 3000000 and facts.get("sched.min_granularity_ns") == 750000
+
+
+class BrokenReader:
+    manifest = {"kernel": "5.15.0-1-amd64"}
+    unverified = set()
+
+    def read_text(self, name, phase=None, instance=None):
+        if name == "sysctl":
+            raise OSError("disk on fire")
+        return "\x00\xff garbage" if name == "thp" else None
+
+    def instances(self, name):
+        raise RuntimeError("no instances")
+
+    def source(self, name, phase=None, instance=None):
+        return None
+
+
+def test_a_broken_reader_costs_only_its_facts():
+    facts = build_facts(BrokenReader())
+    assert facts.get("kernel.version") == [5, 15]
+    assert any("sysctl: could not be read (OSError: disk on fire)" in s for s in facts.data_quality)
+    assert any(s.startswith("thp: thp:") for s in facts.data_quality)
+
+
+def test_pasted_sections_give_single_snapshot_facts():
+    facts = build_facts_from_sections({
+        "mpstat": fixture("mpstat/seed000-ixgbevf-12h-cpu0-soft59.txt"),
+        "numactl.hardware": fixture("numactl/seed003-distance21-excerpt.txt"),
+        "sysctl": "vm.zone_reclaim_mode = 1",
+        "thp": "enabled: [always] madvise never\ndefrag: always [madvise] never",
+        "vmstat": fixture("vmstat/c-narrow.txt"),
+    })
+    assert facts.get("mpstat.soft_pct.max_cpu") == 0 and facts.get("mpstat.soft_pct.0") == 59.09
+    assert facts.get("numa.max_distance") == 21 and facts.get("sysctl.vm.zone_reclaim_mode") == 1
+    assert (facts.get("thp.enabled"), facts.get("thp.defrag")) == ("always", "madvise")
+    assert facts.has("vmstat.window.cs")
+    assert not any(name.startswith(("vmstat.delta", "softirq.delta")) for name, _ in facts.items())
+    assert facts.source("thp.enabled") == "pasted:thp"
+    assert facts.data_quality == []
+
+
+def _documented_fact_patterns():
+    names = []
+    for line in DOC.read_text().splitlines():
+        match = re.match(r"^\| (`[^|]+`(?:,\s*`[^|]+`)*) \|", line)
+        if match:
+            for name in re.findall(r"`([^`]+)`", match.group(1)):
+                if name.startswith(".") and names:  # `a.b.top_cpu`, `.top_share` shorthand
+                    name = names[-1].rsplit(".", 1)[0] + name
+                names.append(name)
+    patterns = []
+    for name in names:
+        regex = re.escape(name)
+        regex = re.sub(r"<[^>]+>", r"[^ ]+", regex.replace("\\<", "<").replace("\\>", ">"))
+        patterns.append((name, re.compile("^" + regex + "$")))
+    return patterns
+
+
+def test_every_documented_fact_is_produced(tmp_path):
+    files = dict(real_machine_files())
+    files.update(zone_reclaim_files())
+    files.update(nic_softirq_files())
+    files.update({("memcg", "once", None): fixture("memcg/hand-v2.txt") + fixture("memcg/v1.txt"),
+                  ("audit", "once", None): fixture("audit/hand-auditctl-s-42-rules.txt"),
+                  ("cpufreq", "once", None): "policy0: driver=intel_pstate governor=performance\n",
+                  ("tuned", "once", None): "Current active profile: virtual-guest\n"})
+    produced = [name for name, _ in facts_for(tmp_path, files).items()]
+    patterns = _documented_fact_patterns()
+    assert len(patterns) > 50
+    missing = [doc for doc, regex in patterns if not any(regex.match(name) for name in produced)]
+    assert missing == []
