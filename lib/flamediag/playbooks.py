@@ -91,8 +91,17 @@ class Playbook:
         return self.frames.get(element, [element])
 
 
-def _schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+_VALIDATOR = None
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _validator():
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import jsonschema  # runtime dependency; imported here so `--help` works without it
+
+        _VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    return _VALIDATOR
 
 
 def split_front_matter(text: str, where: str):
@@ -106,10 +115,7 @@ def split_front_matter(text: str, where: str):
 
 
 def _validate(data, where: str) -> None:
-    import jsonschema  # runtime dependency; imported here so `--help` works without it
-
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         location = "/".join(str(p) for p in err.absolute_path) or "(top)"
@@ -156,7 +162,7 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
 def parse_playbook(text: str, path: str, stem: Optional[str] = None) -> Playbook:
     front, body = split_front_matter(text, path)
     try:
-        data = yaml.safe_load(front)
+        data = yaml.load(front, Loader=_YAML_LOADER)
     except yaml.YAMLError as err:
         raise PlaybookError(f"{path}: front matter is not valid YAML ({str(err).splitlines()[0]})")
     if not isinstance(data, dict):

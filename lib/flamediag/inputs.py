@@ -1,0 +1,211 @@
+"""Detect what `diagnose` was given, by content, and reduce it to a Profile plus Facts.
+
+Accepted (doc/diagnose.md): a bundle (.tar.gz, or an extracted directory with manifest.json),
+`perf script` text (plain or gzip), folded stacks (plain or gzip), else a ticket paste
+(perf report / top / crash bt text, read by flamediag.paste). The file name never decides.
+
+    >>> sniff(b"java;a;b 12\\n")
+    'folded'
+    >>> sniff(b"hello world\\n")
+    'paste'
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from . import exitcodes
+from .cli import UserError
+from .profile import Profile
+
+GZIP_MAGIC = b"\x1f\x8b"
+SNIFF_BYTES = 1 << 16
+MAX_TEXT_BYTES = 1 << 30
+STACK_COLLECTORS = ("perf.script", "bpf.profile")
+
+
+class EmptyFacts:
+    """Facts for inputs without metrics (plain perf script / folded): every check is "not captured"."""
+
+    data_quality: List[str] = []
+
+    def __contains__(self, name: str) -> bool:
+        return False
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def source(self, name: str) -> Optional[str]:
+        return None
+
+
+@dataclass
+class Input:
+    name: str                       # display name of the input (file or directory name)
+    kind: str                       # bundle | perf-script | folded | paste
+    profile: Profile
+    facts: Any
+    stack_source: str               # where the stacks came from (bundle-relative path or file name)
+    manifest: Dict[str, Any] = field(default_factory=dict)
+    problems: List[str] = field(default_factory=list)      # bundle integrity / reader sentences
+    unverified: set = field(default_factory=set)           # bundle files failing SHA256SUMS
+    tools_missing: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
+def _gunzip_head(data: bytes) -> bytes:
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as handle:
+            return handle.read(SNIFF_BYTES)
+    except (OSError, EOFError):
+        return b""
+
+
+def sniff(head: bytes) -> str:
+    """perf-script | folded | paste, from the first bytes of a text input."""
+    if head.startswith(GZIP_MAGIC):
+        head = _gunzip_head(head)
+    from . import folded, perfscript
+
+    if perfscript.is_perf_script(head):
+        return "perf-script"
+    if folded.is_folded(head):
+        return "folded"
+    return "paste"
+
+
+def _is_tar(path: Path) -> bool:
+    try:
+        return tarfile.is_tarfile(str(path))
+    except (OSError, tarfile.TarError):
+        return False
+
+
+def display_name(path: Path) -> str:
+    name = path.name or str(path)
+    for suffix in (".tar.gz", ".tgz", ".gz", ".txt", ".script", ".folded", ".collapsed", ".tar"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def load(path_text: str) -> Input:
+    path = Path(path_text)
+    if path.is_dir():
+        return _load_bundle(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such file or directory: give a bundle, perf script text or folded stacks")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as err:
+        raise UserError(f"{path}: cannot read ({err.strerror}): check the path and permissions",
+                        exitcodes.NOPERM if isinstance(err, PermissionError) else exitcodes.DATAERR)
+    if not head:
+        raise UserError(f"{path}: empty file: no stacks found")
+    if (head.startswith(GZIP_MAGIC) or head[257:262] == b"ustar") and _is_tar(path):
+        return _load_bundle(path)
+    kind = sniff(head)
+    if kind == "paste":
+        return _load_paste(path)
+    return _load_stacks(path, kind)
+
+
+# -- stacks files ---------------------------------------------------------------------------
+def _read_stream(path: Path, kind: str) -> Profile:
+    from . import folded, perfscript
+
+    with open(path, "rb") as handle:
+        reader = perfscript.read_profile if kind == "perf-script" else folded.read_profile
+        return reader(handle)
+
+
+def _require_stacks(profile: Profile, where: str) -> None:
+    if not profile.records:
+        raise UserError(f"{where}: no stacks found (is it `perf script` output, folded stacks or a bundle?)")
+
+
+def _load_stacks(path: Path, kind: str) -> Input:
+    profile = _read_stream(path, kind)
+    _require_stacks(profile, str(path))
+    return Input(display_name(path), kind, profile, EmptyFacts(), path.name,
+                 notes=["no metrics in this input: corroborating checks are not captured"])
+
+
+def _load_paste(path: Path) -> Input:
+    try:
+        from .paste import read_paste
+    except ImportError:
+        raise UserError(f"{path}: no stacks found (not perf script, folded stacks or a bundle)")
+    data = path.read_bytes()[:MAX_TEXT_BYTES]
+    result = read_paste(data.decode("utf-8", errors="replace"))
+    _require_stacks(result.profile, str(path))
+    facts = _paste_facts(getattr(result, "sections", None) or {})
+    notes = list(getattr(result, "notes", None) or [])
+    formats = getattr(result, "formats", None) or []
+    if formats:
+        notes.insert(0, "ticket paste read as: " + ", ".join(str(f) for f in formats))
+    return Input(display_name(path), "paste", result.profile, facts, path.name, notes=notes)
+
+
+def _paste_facts(sections: Dict[str, str]):
+    if not sections:
+        return EmptyFacts()
+    try:
+        from .facts import build_facts_from_sections
+    except ImportError:
+        return EmptyFacts()
+    return build_facts_from_sections(sections)
+
+
+# -- bundles ----------------------------------------------------------------------------------
+def _bundle_profile(bundle) -> (Profile, str):
+    from . import folded, perfscript
+
+    for name in STACK_COLLECTORS:
+        data = bundle.read(name)
+        if data:
+            reader = perfscript.read_profile if name == "perf.script" else folded.read_profile
+            profile = reader(io.BytesIO(data))
+            if profile.records:
+                return profile, bundle.source(name) or name
+    raise UserError(f"{bundle.origin}: bundle has no usable stacks (perf/perf.script.gz missing or empty); "
+                    "see its manifest.json perf.record entry for why, and recapture")
+
+
+def _tools_missing(manifest: dict) -> List[str]:
+    missing = []
+    for entry in manifest.get("collectors") or []:
+        if isinstance(entry, dict) and entry.get("status") in ("missing", "failed", "timeout"):
+            reason = entry.get("reason") or entry.get("status")
+            missing.append(f"{entry.get('name')}: {reason}")
+    return missing
+
+
+def _bundle_facts(bundle):
+    try:
+        from .facts import build_facts
+    except ImportError:
+        return EmptyFacts()
+    return build_facts(bundle)
+
+
+def _load_bundle(path: Path) -> Input:
+    from .bundle import open_bundle
+
+    bundle = open_bundle(path)
+    try:
+        profile, source = _bundle_profile(bundle)
+        facts = _bundle_facts(bundle)
+        manifest = bundle.manifest if isinstance(bundle.manifest, dict) else {}
+        return Input(display_name(path), "bundle", profile, facts, source, manifest=manifest,
+                     problems=list(bundle.problems), unverified=set(bundle.unverified),
+                     tools_missing=_tools_missing(manifest))
+    finally:
+        close = getattr(bundle, "close", None)
+        if callable(close):
+            close()
