@@ -57,7 +57,7 @@ def parse(text: str) -> dict:
             columns = [integer(t) for t in stripped.split()[1:]]
         elif in_matrix and re.match(r"^\d+:", stripped):
             _matrix_row(stripped, columns, result, notes)
-        elif stripped and not stripped.startswith(("No NUMA", "...")):
+        elif stripped and not stripped.startswith(("No NUMA", "No distance information", "...")):
             add_note(notes, "numactl: unknown line(s) ignored")
     distances = [d for row, cols in result["distances"].items() for col, d in cols.items() if row != col]
     result["max_distance"] = max(distances) if distances else None
