@@ -373,6 +373,19 @@ class Bundle:
             if not self._store.has(name):
                 self.unverified.add(name)
                 self.problems.append(f"{name}: listed in SHA256SUMS but missing from the bundle")
+        self._carry_redaction_verdicts()
+
+    def _carry_redaction_verdicts(self) -> None:
+        """`flamediag redact` regenerates SHA256SUMS; files that failed verification before
+        redaction stay unverified (recorded in manifest.redaction.unverified_in_source)."""
+        redaction = self.manifest.get("redaction")
+        earlier = redaction.get("unverified_in_source") if isinstance(redaction, dict) else None
+        if not isinstance(earlier, list):
+            return
+        for name in earlier:
+            if isinstance(name, str) and name not in self.unverified:
+                self.unverified.add(name)
+                self.problems.append(f"{name}: failed SHA256SUMS before redaction (unverified)")
 
 
 def _parse_sums(raw: bytes, problems: List[str]) -> Dict[str, str]:
