@@ -153,13 +153,24 @@ def _show(value) -> str:
 
 
 def fill(template: str, facts, values: Dict[str, Any]) -> str:
-    """Fill {value} {threshold} {cpu} {comm} {share} and {fact:NAME} placeholders."""
+    """Fill {value} {threshold} {cpu} {comm} {share} and {fact:NAME}; a `:pct` suffix shows a
+    fraction as a percentage.
+
+    >>> fill("{value:pct} on CPU {cpu}, {fact:x}", {"x": 3}, {"value": 0.981, "cpu": 0})
+    '98 % on CPU 0, 3'
+    """
     def replace(match):
-        key = match.group(1)
+        key, as_pct = match.group(1), False
+        if key.endswith(":pct"):
+            key, as_pct = key[:-4], True
         if key.startswith("fact:"):
             present, value = fact_lookup(facts, key[5:])
-            return _show(value) if present else "?"
-        return _show(values[key]) if key in values and values[key] is not None else match.group(0)
+        else:
+            present, value = key in values and values[key] is not None, values.get(key)
+        if not present:
+            return "?" if key.startswith("fact:") else match.group(0)
+        number = _number(value)
+        return f"{number * 100:.0f} %" if as_pct and number is not None else _show(value)
 
     return re.sub(r"\{([a-z_]+(?::[A-Za-z0-9_.:/-]+)?)\}", replace, template)
 
