@@ -1,6 +1,6 @@
 /* thp_frag - fragment memory, then fault huge pages so THP faults compact (live-lab load).
  *
- * USAGE: thp_frag FRAG_MIB [seconds]
+ * USAGE: thp_frag FRAG_MIB [seconds] [pause_us]
  * 1. Fragmenter: touches FRAG_MIB of 4 KiB pages from two interleaved arenas (THP off
  *    for them), frees one arena and mlock()s the other, so free memory is holes of
  *    single pages. With vm.compact_unevictable_allowed=0 compaction cannot move the
@@ -8,6 +8,9 @@
  * 2. Faulter: takes every free 2 MiB block with huge-page faults (held), then keeps
  *    mapping, touching and unmapping MADV_HUGEPAGE regions: each fault enters direct
  *    compaction (defrag=always) before falling back to small pages.
+ *    pause_us (default 0) sleeps between 32 MiB rounds to leave CPU to compaction.
+ * Environment: THP_FRAG_MLOCK=1 mlock()s the kept arena; THP_FRAG_TAKE_MIB=N first
+ * holds up to N MiB of huge pages (to use up the free 2 MiB blocks).
  * Prints "ready" on stdout once the faulting phase starts.
  */
 #define _GNU_SOURCE
@@ -85,11 +88,12 @@ int main(int argc, char **argv)
 {
 	long frag_mib = argc > 1 ? atol(argv[1]) : 0;
 	int seconds = argc > 2 ? atoi(argv[2]) : 60;
+	long pause_us = argc > 3 ? atol(argv[3]) : 0;
 	time_t end;
 
 	page = sysconf(_SC_PAGESIZE);
 	if (frag_mib < 64) {
-		fprintf(stderr, "usage: thp_frag FRAG_MIB [seconds]   (FRAG_MIB >= 64)\n");
+		fprintf(stderr, "usage: thp_frag FRAG_MIB [seconds] [pause_us]   (FRAG_MIB >= 64)\n");
 		return 2;
 	}
 	fragment((size_t)frag_mib << 20);
@@ -102,6 +106,8 @@ int main(int argc, char **argv)
 		char *p = map_region(16 * HUGE, MADV_HUGEPAGE);
 		touch(p, 16 * HUGE);
 		munmap(p, 16 * HUGE);
+		if (pause_us > 0)
+			usleep(pause_us);
 	}
 	return 0;
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# futex-contention.sh - live-lab load: many threads hammering two futexes.
+#
+# USAGE: test/live/futex-contention.sh [-d SECONDS] [-r READY_FILE] | --expect
+#    eg,
+#        sudo test/live/futex-contention.sh -d 20
+#
+# Builds and runs test/live/src/futex_hammer.c: 16 threads, 2 futex words, half
+# FUTEX_WAIT_PRIVATE and half FUTEX_WAKE_PRIVATE in a loop. Changes no setting.
+LAB_NAME="futex-contention"
+LAB_EXPECT="futex-contention"
+# shellcheck source=test/live/lib.bash
+. "$(dirname "$0")/lib.bash"
+lab_start "$@"
+
+hammer=$(lab_build futex_hammer) || exit $?
+lab_spawn "$hammer" 16 2 "${LAB_LOAD_SECONDS}"
+sleep 1
+lab_ready
+lab_hold

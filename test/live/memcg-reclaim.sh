@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# memcg-reclaim.sh - live-lab load: page-cache reads in a small memory cgroup.
+#
+# USAGE: test/live/memcg-reclaim.sh [-d SECONDS] [-r READY_FILE] | --expect
+#    eg,
+#        sudo test/live/memcg-reclaim.sh -d 20
+#
+# Creates a memory cgroup limited to 32 MiB (v1 memory.limit_in_bytes, or v2 memory.max)
+# and runs two dd readers of 2 GiB sparse files on /var/tmp in it. Reading holes fills
+# the page cache by zeroing (no disk I/O), so each charge over the limit reclaims
+# synchronously (try_charge_memcg -> try_to_free_mem_cgroup_pages) and reclaim becomes
+# a large share of CPU (reading real data from disk leaves it at ~1 %).
+# Removes the cgroup, the files and the processes on exit.
+LAB_NAME="memcg-reclaim"
+LAB_EXPECT="memcg-reclaim"
+LAB_EVIDENCE='failcnt|memory\.events|memcg|cgroup'
+# shellcheck source=test/live/lib.bash
+. "$(dirname "$0")/lib.bash"
+lab_start "$@"
+
+if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] || [ -d /sys/fs/cgroup/memory ] && [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+	lab_mkdir_cgroup /sys/fs/cgroup/memory
+	cgroup=$REPLY
+	echo 32M >"$cgroup/memory.limit_in_bytes" || lab_die "cannot set $cgroup/memory.limit_in_bytes"
+elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || lab_skip "cgroup v2 memory controller not enabled in /sys/fs/cgroup/cgroup.subtree_control"
+	lab_mkdir_cgroup /sys/fs/cgroup
+	cgroup=$REPLY
+	echo 32M >"$cgroup/memory.max" || lab_die "cannot set $cgroup/memory.max"
+else
+	lab_skip "no memory cgroup controller mounted (neither /sys/fs/cgroup/memory nor v2 memory)"
+fi
+
+lab_tmpdir
+files=$REPLY
+for reader in 1 2; do
+	truncate -s 2G "$files/sparse$reader" || lab_die "cannot create sparse files in $files"
+	lab_spawn bash -c 'echo $$ >"$1/cgroup.procs" || exit 1
+		while :; do dd if="$2" of=/dev/null bs=1M status=none; done' \
+		memcg-reader "$cgroup" "$files/sparse$reader"
+done
+sleep 1
+lab_ready
+lab_hold
