@@ -430,11 +430,11 @@ def _softnet(src: _Source) -> None:
 # --- window metrics ------------------------------------------------------------------------------
 
 def _mpstat(src: _Source) -> None:
-    averages, path, bad = None, None, False
+    averages, path, bad, intervals = None, None, False, []
     for name in ("mpstat", "mpstat.json"):
         result, path, bad = src.parsed(name, mpstat.parse)
         if result and result["average"]:
-            averages = result["average"]
+            averages, intervals = result["average"], result["intervals"]
             break
     if averages is None:
         averages, path, bad = _procstat_utilisation(src)
@@ -443,6 +443,15 @@ def _mpstat(src: _Source) -> None:
     _seen(src, "mpstat")
     src.facts.series["mpstat"] = averages
     _mpstat_facts(src, averages, path, bad)
+    if intervals:
+        src.facts.series["mpstat.intervals"] = intervals
+        _mpstat_coverage(src, len(intervals), path)
+
+
+def _mpstat_coverage(src: _Source, count: int, path: Optional[str]) -> None:
+    window = _rate_seconds(src)
+    if window and window >= 5 and count < 0.5 * window:
+        src.facts.warn(f"{path}: mpstat covers {count} s of the {window:g} s window: per-CPU averages may miss the spike")
 
 
 def _procstat_utilisation(src: _Source):
@@ -544,6 +553,8 @@ def _nic(src: _Source) -> None:
         facts.set("nic.drivers", drivers, src._path("ethtool.i", None, names[0]))
     for nic in src.instances("ethtool.l"):
         _nic_queues(src, nic)
+    for nic in src.instances("ethtool.S"):
+        _nic_stats(src, nic)
     for nic in src.instances("ethtool.c"):
         _nic_coalesce(src, nic)
 
@@ -555,6 +566,24 @@ def _nic_queues(src: _Source, nic: str) -> None:
     current = result["values"]["current"]
     queues = current.get("combined") or current.get("rx")
     src.facts.set(f"nic.{nic}.rx_queues", queues, path, bad)
+
+
+_TROUBLE_STAT = re.compile(r"drop|miss|err|discard|no_buf|fifo|timeout|overrun|fail")
+
+
+def _nic_stats(src: _Source, nic: str) -> None:
+    """Per-NIC ethtool -S deltas: packet totals and the non-zero trouble counters (drops, errors...)."""
+    start, _, start_bad = src.parsed("ethtool.S", ethtool.parse, phase="start", instance=nic)
+    end, path, end_bad = src.parsed("ethtool.S", ethtool.parse, phase="end", instance=nic)
+    if not start or not end or start["kind"] != "S" or end["kind"] != "S":
+        return
+    before, after = start["values"]["stats"], end["values"]["stats"]
+    for stat, value in after.items():
+        if stat not in before:
+            continue
+        step = value - before[stat]
+        if stat in ("rx_packets", "tx_packets") or (step and _TROUBLE_STAT.search(stat)):
+            src.facts.set(f"nic.{nic}.delta.{stat}", step, path, start_bad or end_bad)
 
 
 def _nic_coalesce(src: _Source, nic: str) -> None:

@@ -50,7 +50,7 @@ def nic_softirq_files():
 
 
 def test_real_machine_bundle(tmp_path):
-    facts = facts_for(tmp_path, real_machine_files())
+    facts = facts_for(tmp_path, real_machine_files(), {"duration_actual": 3.0, "duration_requested": 3})
     assert facts.data_quality == []
     assert facts.get("kernel.release") == "6.18.44-fc-v657" and facts.get("kernel.version") == [6, 18]
     assert facts.get("sysctl.vm.zone_reclaim_mode") == 0
@@ -60,9 +60,9 @@ def test_real_machine_bundle(tmp_path):
     assert facts.get("nic.irqs.single_cpu") is False
     assert facts.source("mpstat.sys_pct.0") == "metrics/mpstat.txt"
     assert facts.source("softirq.delta.TIMER.total") == "snap/end/proc-softirqs.txt"
-    assert facts.get("window.seconds") == 10.0
+    assert facts.get("window.seconds") == 3.0
     rate = facts.get("vmstat.rate.pgfault")
-    assert rate == pytest.approx(facts.get("vmstat.delta.pgfault") / 10.0, abs=0.001)
+    assert rate == pytest.approx(facts.get("vmstat.delta.pgfault") / 3.0, abs=0.001)
     assert set(facts.series["mpstat"]) == {"all", "0", "1"}
     assert not any(facts.unverified(name) for name, _ in facts.items())
 
@@ -233,9 +233,36 @@ def test_every_documented_fact_is_produced(tmp_path):
     files.update({("memcg", "once", None): fixture("memcg/hand-v2.txt") + fixture("memcg/v1.txt"),
                   ("audit", "once", None): fixture("audit/hand-auditctl-s-42-rules.txt"),
                   ("cpufreq", "once", None): "policy0: driver=intel_pstate governor=performance\n",
-                  ("tuned", "once", None): "Current active profile: virtual-guest\n"})
+                  ("tuned", "once", None): "Current active profile: virtual-guest\n",
+                  ("ethtool.S", "start", "eth0"): fixture("ethtool/S-virtio.txt"),
+                  ("ethtool.S", "end", "eth0"): fixture("ethtool/S-virtio.txt").replace("rx_drops: 0", "rx_drops: 3")})
     produced = [name for name, _ in facts_for(tmp_path, files).items()]
     patterns = _documented_fact_patterns()
     assert len(patterns) > 50
     missing = [doc for doc, regex in patterns if not any(regex.match(name) for name in produced)]
     assert missing == []
+
+
+def test_cpufreq_most_common_governor(tmp_path):
+    files = {("cpufreq", "once", None): fixture("cpufreq/hand-intel-pstate-powersave.txt")}
+    facts = facts_for(tmp_path, files)
+    assert (facts.get("cpufreq.governor"), facts.get("cpufreq.driver")) == ("powersave", "intel_pstate")
+    assert not facts_for(tmp_path / "vm", {("cpufreq", "once", None): ""}).has("cpufreq.governor")
+
+
+def test_nic_statistics_deltas_keep_packets_and_moving_trouble_counters(tmp_path):
+    start = fixture("ethtool/S-virtio.txt")
+    end = start.replace("rx_drops: 0", "rx_drops: 17").replace("rx_kicks: 1451", "rx_kicks: 1999")
+    files = {("ethtool.S", "start", "eth0"): start, ("ethtool.S", "end", "eth0"): end}
+    facts = facts_for(tmp_path, files)
+    assert facts.get("nic.eth0.delta.rx_drops") == 17
+    assert not facts.has("nic.eth0.delta.rx_kicks") and not facts.has("nic.eth0.delta.tx_tx_timeouts")
+    assert facts.source("nic.eth0.delta.rx_drops") == "snap/end/ethtool-S-eth0.txt"
+
+
+def test_mpstat_covering_little_of_the_window_is_reported(tmp_path):
+    files = {("mpstat", "window", None): fixture("mpstat/c-24h.txt")}
+    facts = facts_for(tmp_path, files, {"duration_actual": 30.0})
+    assert any("mpstat covers 3 s of the 30 s window" in s for s in facts.data_quality)
+    assert len(facts.series["mpstat.intervals"]) == 3
+    assert not any("mpstat covers" in s for s in facts_for(tmp_path / "b", files, {"duration_actual": 4.0}).data_quality)

@@ -259,3 +259,9 @@ def test_every_collector_name_has_a_parser():
     for name in PARSERS:
         result = parser_for(name)("")
         assert isinstance(result, dict) and result["notes"] == []
+
+
+def test_cpufreq_vm_without_cpufreq_and_intel_pstate():
+    assert cpufreq.parse(fixture("cpufreq/vm-none.txt")) == {"policies": {}, "notes": []}
+    policies = cpufreq.parse(fixture("cpufreq/hand-intel-pstate-powersave.txt"))["policies"]
+    assert policies["policy1"]["cur"] == 3400000 and policies["policy2"]["governor"] == "performance"
