@@ -52,9 +52,9 @@ def _readers_for(line: str, previous: str) -> List[Reader]:
     if kstack._header(text) is not None or kstack.CALL_TRACE.match(text) or kstack.SYSRQ.search(text) \
             or (kstack.FRAME.match(text) and not kstack.PROC_STACK.match(line)):
         readers.append(kstack.read_kernel_log)
-    if kstack.PROC_STACK.match(line):
+    if kstack.PROC_STACK.match(line) or kstack._comm_hint(line) is not None:
         readers.append(kstack.read_proc_stack)
-    if line.startswith("@"):
+    if line.startswith("@") or line.startswith("Attaching ") and "probe" in line:
         readers.append(stacktext.read_bpftrace)
     if stacktext.PERF_SCRIPT_HEADER.match(line):
         readers.append(stacktext.read_perf_script)

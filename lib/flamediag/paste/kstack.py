@@ -39,6 +39,7 @@ RIP = re.compile(r"^\s*(?:RIP|EIP|PC is at|pc)\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-
                  r"(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+")
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
+    (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+)"), None),
     (re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for \d+s! \[(?P<comm>.+):\d+\]"), None),
     (re.compile(r"INFO: task (?P<comm>.+):\d+ blocked for more than"), None),
@@ -51,7 +52,8 @@ HEADERS = (
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|\s+[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Process \S+ \(pid:|INFO: lockdep|"
+                      r"\s*(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
 REPORTER = frozenset(
@@ -63,11 +65,16 @@ REPORTER = frozenset(
      "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
      "machine_kexec", "print_modules", "watchdog_timer_fn", "__hrtimer_run_queues",
      "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
-     "smp_apic_timer_interrupt", "local_apic_timer_interrupt"}
+     "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "panic", "__run_hrtimer",
+     "apic_timer_interrupt", "oops_end", "die"}
 )
+# A trace holding these is the CPU that ran `echo l > /proc/sysrq-trigger`: it shows the
+# reporter, not the load.
+SYSRQ_WRITER = frozenset({"write_sysrq_trigger", "__handle_sysrq", "sysrq_handle_showallcpus"})
 CRASH_TASK = re.compile(r'^\s*PID:\s*\d+\s+TASK:\s*[0-9a-f]+\s+CPU:\s*(?P<cpu>\d+)\s+COMMAND:\s*"(?P<comm>.*)"')
 CRASH_FRAME = re.compile(r"^\s*#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
 CRASH_SECTION = re.compile(r"^\s*---\s*<(?P<what>[^>]+)>\s*---\s*$")
+CRASH_EXCEPTION_RIP = re.compile(r"^\s*\[exception RIP:\s*(?P<sym>[A-Za-z_][\w.$]*)(?:\+\d+)?\]")
 CRASH_NOISE = re.compile(r"^\s*(?:[A-Z0-9]{2,6}:\s*[0-9a-f]+|ORIG_RAX|CS:|\[exception RIP|crash>|PANIC:|bt\b)")
 
 
@@ -112,12 +119,16 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
             sysrq = True
         elif header is not None:
             comm, cpu, is_cpu_line = header
-            if current is None or not is_cpu_line or current.frames or current.rip:
+            if is_cpu_line == "idle":
+                traces.append(Trace(comm="swapper", cpu=cpu, rip=comm))
+                current = None
+            elif current is None or not is_cpu_line or current.frames or current.rip:
                 current = Trace()
                 traces.append(current)
                 section = ""
-            current.comm = comm or current.comm
-            current.cpu = cpu if cpu is not None else current.cpu
+            if current is not None:
+                current.comm = comm or current.comm
+                current.cpu = cpu if cpu is not None else current.cpu
         elif current is not None and _trace_line(text, current, section):
             section = _section_after(text, section)
         elif current is None and (FRAME.match(text) or CALL_TRACE.match(text)):
@@ -129,7 +140,8 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
         elif not (text.strip() == "" or REGISTER.match(text)):
             break
         index += 1
-    stacks = [(t, *t.stack()) for t in traces]
+    writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
+    stacks = [(t, *t.stack()) for t in traces if t not in writers]
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
         return None
@@ -139,6 +151,8 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
     block.notes.append(f"read {what}: {len(stacks)} stacks, one per task or CPU; `?` frames ignored")
+    if writers:
+        block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
 
 
@@ -148,6 +162,8 @@ def _header(text: str):
         if match:
             groups = match.groupdict()
             cpu = groups.get("cpu")
+            if kind == "idle":
+                return normalize(groups["idle"]), int(cpu), "idle"
             return (groups.get("comm") or "").strip(), int(cpu) if cpu else None, kind == "cpu_line"
     return None
 
@@ -242,6 +258,11 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
             task = {"comm": header["comm"], "cpu": int(header["cpu"]), "frames": [], "irq_until": None}
         elif task is not None and frame:
             task["frames"].append(normalize(frame["sym"]))
+        elif task is not None and CRASH_EXCEPTION_RIP.match(line):
+            # The function the exception interrupted: the next frame's callee, never listed itself.
+            rip = normalize(CRASH_EXCEPTION_RIP.match(line)["sym"])
+            if not task["frames"] or task["frames"][-1] != rip:
+                task["frames"].append(rip)
         elif task is not None and section:
             what = section["what"].upper()
             if "NMI" in what:
@@ -263,9 +284,11 @@ def _flush_crash(block: Block, task) -> None:
     if not task or not task["frames"]:
         return
     names = list(task["frames"])
+    irq_frames = task["irq_until"] or 0
     while len(names) > 1 and names[0] in REPORTER:
         names.pop(0)
+        irq_frames -= 1
     context = None
-    if task["irq_until"]:
-        context = "softirq" if {"__do_softirq", "net_rx_action", "handle_softirqs"} & set(names[: task["irq_until"]]) else "hardirq"
+    if irq_frames > 0:
+        context = "softirq" if {"__do_softirq", "net_rx_action", "handle_softirqs"} & set(names[:irq_frames]) else "hardirq"
     block.stacks.append((kernel_frames(names[::-1]), 1.0, task["comm"], task["cpu"], context))

@@ -13,7 +13,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 MPSTAT_HEAD = re.compile(r"^\S+(?:\s+[AP]M)?\s+CPU\s+%usr\s+%nice\s+%sys")
 MPSTAT_ROW = re.compile(r"^(?:\S+(?:\s+[AP]M)?|Average:)\s+(?:all|\d+)(?:\s+\d+[.,]\d+){5,}\s*$")
 SYSSTAT_BANNER = re.compile(r"^Linux \S+ \(.*\)\s+\S+\s+_\w+_\s+\(\d+ CPU\)")
-VMSTAT_HEAD = re.compile(r"^\s*procs\s+-+\s*memory|^\s*r\s+b\s+swpd\s+free")
+VMSTAT_HEAD = re.compile(r"^\s*-*procs-*\s+-+\s*memory|^\s*r\s+b\s+swpd\s+free")
 VMSTAT_ROW = re.compile(r"^\s*\d+\s+\d+(?:\s+\d+){10,}(?:\s+\S+\s+\S+)?\s*$")
 NUMA_LINE = re.compile(r"^\s*(?:available: \d+ nodes|node \d+ (?:cpus|size|free):|node distances:|node(?:\s+\d+)+\s*$|"
                        r"\d+:(?:\s+\d+)+\s*$|No distance information available)")

@@ -1,7 +1,7 @@
 """Undo what tickets, chat and mail do to pasted tool output, before any reader sees it.
 
     >>> unwrap("> ```\\n> -  33.01%  java  [k] _spin_lock_irq<br>\\n> ```")
-    ['-  33.01%  java  [k] _spin_lock_irq', '']
+    ['-  33.01%  java  [k] _spin_lock_irq']
     >>> unwrap("<pre>&lt;IRQ&gt;\\r\\n net_rx_action+0x1a/0x40</pre>")
     ['<IRQ>', ' net_rx_action+0x1a/0x40']
 """
@@ -17,11 +17,12 @@ _BREAK_TAG = re.compile(r"<br\s*/?>|</?(?:p|div)(?:\s[^<>]*)?>", re.I)
 _FORMAT_TAG = re.compile(r"</?(?:pre|code|span|tt|b|i|em|strong|font|blockquote)(?:\s[^<>]*)?>", re.I)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")   # perf top clears the screen between snapshots
 
 
 def unwrap(text: str) -> List[str]:
     """Lines of the paste with CRLF, HTML, `> ` quoting and markdown fences removed."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     if _HTML_HINT.search(text):
         text = _unhtml(text)
     lines = [_QUOTE.sub("", line).expandtabs(8) for line in text.split("\n")]
