@@ -1,0 +1,75 @@
+# pack.bash - manifest.json, SHA256SUMS and the .tar.gz (sourced by lib/capture.bash).
+# shellcheck shell=bash disable=SC2034
+
+# self_cpu_seconds -> user+sys CPU of this shell and every child it reaped (perf included), from
+# the `times` output main saved (`times` in a $(...) subshell would report the subshell).
+self_cpu_seconds() {
+	[ -f "$STATE_DIR/times" ] || { echo null; return 0; }
+	tr ' ' '\n' <"$STATE_DIR/times" | sed -n 's/^\([0-9]*\)m\([0-9.]*\)s$/\1 \2/p' |
+		awk '{ total += $1 * 60 + $2 } END { printf "%.2f\n", total }'
+}
+
+# write_manifest COMPLETE STATE -> manifest.json, atomically (a reader never sees half a file).
+write_manifest() {
+	local complete=$1 state=$2 collectors="" tmp=$BUNDLE_DIR/.manifest.json.tmp end_utc=null actual=null
+	[ -f "$STATE_DIR/collectors.jsonl" ] && collectors=$(sed '$!s/$/,/' "$STATE_DIR/collectors.jsonl")
+	[ -n "${END_UTC:-}" ] && end_utc=$(json_str "$END_UTC")
+	[ -n "${DURATION_ACTUAL:-}" ] && actual=$DURATION_ACTUAL
+	{
+		printf '{\n"schema": 1,\n"flamediag_version": %s,\n' "$(json_str "$VERSION")"
+		printf '"host": %s, "kernel": %s, "arch": %s,\n' "$(json_str "$HOST")" "$(json_str "$(uname -r)")" "$(json_str "$(uname -m)")"
+		printf '"cpus": %s, "numa_nodes": %s,\n' "$CPUS" "$NUMA_NODES"
+		printf '"start_utc": %s, "end_utc": %s,\n' "$(json_str "$START_UTC")" "$end_utc"
+		printf '"duration_requested": %s, "duration_actual": %s,\n' "$OPT_DURATION" "$actual"
+		printf '"frequency": %s, "label": %s, "command_line": %s,\n' "$OPT_HZ" "$(json_str "$OPT_LABEL")" "$(json_str "$COMMAND_LINE")"
+		printf '"state": "%s", "complete": %s, "end_signal": %s,\n' "$state" "$complete" "$(json_str_or_null "${END_SIGNAL:-}")"
+		printf '"root": %s, "max_size_mb": %s, "notes": %s,\n' "$(is_root && echo true || echo false)" "${OPT_MAX_MB:-null}" "$(json_array "${NOTES[@]}")"
+		printf '"perf": %s,\n' "$(perf_json)"
+		printf '"self_cpu_seconds": %s,\n' "$(self_cpu_seconds)"
+		printf '"collectors": [\n%s\n]\n}\n' "$collectors"
+	} >"$tmp" && mv -f "$tmp" "$BUNDLE_DIR/manifest.json"
+}
+
+# enforce_max_size -> with --max-size, drop the optional big files first if the bundle would
+# exceed it (perf record --max-size already capped perf.data).
+enforce_max_size() {
+	local kib
+	[ -n "$OPT_MAX_MB" ] || return 0
+	kib=$(du -sk "$BUNDLE_DIR" | cut -f1)
+	[ "$kib" -gt $((OPT_MAX_MB * 1024)) ] || return 0
+	rm -f "$BUNDLE_DIR/perf/perf.data" "$BUNDLE_DIR/perf/perf.data.tar.bz2"
+	NOTES+=("bundle over --max-size ${OPT_MAX_MB} MB: perf.data and perf archive dropped")
+	kib=$(du -sk "$BUNDLE_DIR" | cut -f1)
+	[ "$kib" -gt $((OPT_MAX_MB * 1024)) ] && NOTES+=("bundle still ${kib} KiB, over --max-size ${OPT_MAX_MB} MB")
+	return 0
+}
+
+write_sums() {
+	(cd "$BUNDLE_DIR" && find . -type f ! -name SHA256SUMS ! -name '.*' -printf '%P\0' | LC_ALL=C sort -z |
+		xargs -0 -r sha256sum >SHA256SUMS)
+}
+
+# pack -> OUT/NAME.tar.gz with manifest.json as the first member; written under a temporary
+# name and renamed, so no file claims to be a bundle unless it is complete.
+pack() {
+	local list=$STATE_DIR/members rc
+	(cd "$OUT" && {
+		printf '%s\0' "$NAME/manifest.json"
+		find "$NAME" ! -name manifest.json ! -name '.*' -printf '%p\0' | LC_ALL=C sort -z
+	}) >"$list"
+	TAR_TMP=$OUT/.$NAME.tar.gz.partial
+	LC_ALL=C "${PRIO[@]}" tar --no-recursion --null -czf "$TAR_TMP" -C "$OUT" -T "$list" 2>"$STATE_DIR/tar.err" 9>&- &
+	CURRENT_PID=$!
+	WAIT_KEEP=1 wait_child "$CURRENT_PID"
+	rc=$?
+	CURRENT_PID=""
+	if [ $rc -ne 0 ]; then
+		rm -f "$TAR_TMP"
+		warn "packing failed: $(tail -n 1 "$STATE_DIR/tar.err"). Data left in $BUNDLE_DIR (not a bundle). Free space in $OUT and pack it: tar -czf $NAME.tar.gz -C $OUT $NAME"
+		return 1
+	fi
+	mv -f "$TAR_TMP" "$OUT/$NAME.tar.gz" || return 1
+	TAR_TMP=""
+	rm -rf "$BUNDLE_DIR"
+	BUNDLE=$OUT/$NAME.tar.gz
+}

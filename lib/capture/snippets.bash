@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# snippets.bash - collectors too small for their own file; run as
+#   bash snippets.bash NAME ARGS...        (argv of a collectors.tsv line: @snip NAME ARGS)
+# Each writes its data to stdout. Exit 3 = not applicable here (the last stderr line says why;
+# the runner records the collector as skipped with that reason).
+# Paths under {proc}/{sys} honour FLAMEDIAG_PROC_ROOT / FLAMEDIAG_SYS_ROOT (tests use fake trees);
+# printed names are the canonical /proc and /sys ones.
+set -u
+
+not_applicable() {
+	echo "$*" >&2
+	exit 3
+}
+
+# canonical NAME ROOT CANON -> NAME with the root prefix replaced by the canonical one
+canonical() {
+	printf '%s\n' "$3${1#"$2"}"
+}
+
+# Print "path: value" for readable files; one line each (newlines folded).
+print_values() {
+	local root=$1 canon=$2 file value
+	shift 2
+	for file in "$@"; do
+		[ -f "$file" ] && [ -r "$file" ] || continue
+		value=$(tr '\n' ' ' <"$file" 2>/dev/null) || continue
+		printf '%s: %s\n' "$(canonical "$file" "$root" "$canon")" "${value% }"
+	done
+}
+
+snip_pressure() {
+	local proc=$1 res found=0
+	for res in cpu memory io; do
+		[ -r "$proc/pressure/$res" ] || continue
+		found=1
+		echo "== $res =="
+		cat "$proc/pressure/$res"
+	done
+	[ $found = 1 ] || not_applicable "no $proc/pressure (kernel without CONFIG_PSI, or booted with psi=0)"
+}
+
+snip_procstat() {
+	local proc=$1 count=$2 n
+	for ((n = 0; n < count; n++)); do
+		echo "--- $(date +%s)"
+		cat "$proc/stat"
+		sleep 1
+	done
+	echo "--- $(date +%s)"
+	cat "$proc/stat"
+}
+
+# sysctl: key = value for the families the playbooks read; write-only files are skipped, and
+# nothing is ever written.
+snip_sysctl() {
+	local sys=$1/sys file key value
+	{
+		find "$sys/vm" "$sys/net/core" -maxdepth 1 -type f -perm -0400 2>/dev/null
+		find "$sys/kernel" -maxdepth 1 -type f -perm -0400 \( -name 'sched*' -o -name 'numa*' -o -name 'perf*' \) 2>/dev/null
+		find "$sys/net/ipv4" -maxdepth 1 -type f -perm -0400 -name 'tcp_*' 2>/dev/null
+	} | LC_ALL=C sort | while IFS= read -r file; do
+		value=$(tr '\n' ' ' <"$file" 2>/dev/null) || continue
+		key=${file#"$sys"/}
+		key=${key//\//.}
+		printf '%s = %s\n' "$key" "${value% }"
+	done
+}
+
+snip_thp() {
+	local sys=$1 thp=$1/kernel/mm/transparent_hugepage
+	[ -d "$thp" ] || not_applicable "no $thp (kernel without CONFIG_TRANSPARENT_HUGEPAGE)"
+	print_values "$sys" /sys "$thp/enabled" "$thp/defrag" "$thp"/khugepaged/*
+}
+
+snip_clocksource() {
+	local dir=$1/devices/system/clocksource/clocksource0
+	[ -d "$dir" ] || not_applicable "no $dir"
+	echo "current_clocksource: $(cat "$dir/current_clocksource")"
+	echo "available_clocksource: $(cat "$dir/available_clocksource")"
+}
+
+snip_cpufreq() {
+	local policy found=0
+	for policy in "$1"/devices/system/cpu/cpufreq/policy*; do
+		[ -d "$policy" ] || continue
+		found=1
+		printf '%s: driver=%s governor=%s min=%s max=%s cur=%s\n' "$(basename "$policy")" \
+			"$(cat "$policy/scaling_driver" 2>/dev/null)" "$(cat "$policy/scaling_governor" 2>/dev/null)" \
+			"$(cat "$policy/scaling_min_freq" 2>/dev/null)" "$(cat "$policy/scaling_max_freq" 2>/dev/null)" \
+			"$(cat "$policy/scaling_cur_freq" 2>/dev/null)"
+	done
+	[ $found = 1 ] || not_applicable "no cpufreq policies (virtual machine, or no cpufreq driver loaded)"
+}
+
+# cpuidle: cpu0 only, so the output does not grow with the CPU count (states are per-system in
+# practice; a per-CPU `disable` is rare and visible in cpu0 when set globally).
+snip_cpuidle() {
+	local sys=$1 state
+	local base=$sys/devices/system/cpu
+	[ -d "$base/cpu0/cpuidle" ] || not_applicable "no cpuidle states (cpuidle disabled or idle=poll)"
+	echo "# driver=$(cat "$base/cpuidle/current_driver" 2>/dev/null) governor=$(cat "$base/cpuidle/current_governor_ro" "$base/cpuidle/current_governor" 2>/dev/null | head -n 1)"
+	for state in "$base"/cpu0/cpuidle/state*; do
+		printf 'cpu0 %s name=%s latency=%s disable=%s usage=%s time=%s\n' "$(basename "$state")" \
+			"$(cat "$state/name")" "$(cat "$state/latency")" "$(cat "$state/disable" 2>/dev/null)" \
+			"$(cat "$state/usage" 2>/dev/null)" "$(cat "$state/time" 2>/dev/null)"
+	done
+}
+
+# Scheduler knobs: debugfs (6.6+ EEVDF base_slice_ns, older CFS *_granularity_ns) when mounted
+# (never mounted by us: that would change the system), else /proc/sys/kernel/sched_*.
+snip_sched_knobs() {
+	local proc=$1 sys=$2 file
+	if [ -d "$sys/kernel/debug/sched" ]; then
+		for file in "$sys"/kernel/debug/sched/*; do
+			# `debug` dumps every runqueue: it grows with the CPU count
+			case $(basename "$file") in debug | verbose) continue ;; esac
+			[ -f "$file" ] || continue
+			printf '%s: %s\n' "$(basename "$file")" "$(tr '\n' ' ' <"$file" 2>/dev/null)"
+		done
+		echo "# source: /sys/kernel/debug/sched"
+	fi
+	for file in "$proc"/sys/kernel/sched_*; do
+		[ -f "$file" ] && [ -r "$file" ] || continue
+		printf '%s: %s\n' "$(basename "$file")" "$(tr '\n' ' ' <"$file" 2>/dev/null)"
+	done
+}
+
+physical_nics() {
+	local link real
+	for link in "$1"/class/net/*; do
+		[ -e "$link/device" ] || continue
+		real=$(readlink -f "$link")
+		case $real in */devices/virtual/*) continue ;; esac
+		basename "$link"
+	done
+}
+
+# Driver modules of the physical NICs, one a line (ixgbevf, mlx5_core, virtio_net...).
+nic_drivers() {
+	local nic module
+	for nic in $(physical_nics "$1"); do
+		module=$(readlink -f "$1/class/net/$nic/device/driver/module" 2>/dev/null) || continue
+		[ -n "$module" ] && basename "$module"
+	done | sort -u
+}
+
+snip_nic_modparams() {
+	local sys=$1 driver found=0
+	for driver in $(nic_drivers "$sys"); do
+		found=1
+		[ -d "$sys/module/$driver/parameters" ] || { echo "# $driver: no parameters"; continue; }
+		print_values "$sys" /sys "$sys/module/$driver/parameters"/*
+	done
+	[ $found = 1 ] || not_applicable "no physical NIC with a driver module"
+}
+
+snip_modprobe_d() {
+	local sys=$1 etc=${FLAMEDIAG_ETC_ROOT:-/etc} driver file
+	local -a files=()
+	for file in "$etc"/modprobe.d/*.conf /lib/modprobe.d/*.conf /usr/lib/modprobe.d/*.conf /run/modprobe.d/*.conf; do
+		[ -r "$file" ] && files+=("$file")
+	done
+	for driver in $(nic_drivers "$sys"); do
+		[ ${#files[@]} -gt 0 ] || break
+		grep -H -w -- "$driver" "${files[@]}" 2>/dev/null | sed "s|^$etc/|/etc/|; s|:|: |"
+	done
+	return 0
+}
+
+# NIC IRQs: /proc/interrupts lines naming the NIC (eth0-TxRx-0) or its device (virtio2-input.0).
+snip_nic_irqs() {
+	local proc=$1 sys=$2 nic names="" irq
+	for nic in $(physical_nics "$sys"); do
+		names+=" $nic $(basename "$(readlink -f "$sys/class/net/$nic/device")")"
+	done
+	[ -n "$names" ] || not_applicable "no physical NIC"
+	awk -v names="$names" '
+		BEGIN { n = split(names, want, " ") }
+		$1 ~ /^[0-9]+:$/ {
+			label = $NF
+			for (i = 1; i <= n; i++)
+				if (index(label, want[i]) == 1) { sub(":", "", $1); print $1, label; break }
+		}' "$proc/interrupts" | while read -r irq name; do
+		printf '%s %s %s\n' "$irq" "$name" "$(cat "$proc/irq/$irq/smp_affinity_list" 2>/dev/null || echo '?')"
+	done
+}
+
+snip_irqbalance() {
+	local proc=$1 pid found=""
+	for pid in "$proc"/[0-9]*; do
+		[ "$(cat "$pid/comm" 2>/dev/null)" = irqbalance ] && found=${pid##*/}
+	done
+	if [ -n "$found" ]; then echo "process: running (pid $found)"; else echo "process: not running"; fi
+	if command -v systemctl >/dev/null 2>&1; then
+		echo "service: $(systemctl is-active irqbalance 2>/dev/null | head -n 1)"
+	fi
+	[ -r /etc/default/irqbalance ] && grep -E '^[A-Z_]+=' /etc/default/irqbalance | sed 's/^/config: /'
+	return 0
+}
+
+# memcg: the 10 busiest memory cgroups (by usage), v1 or v2, whichever is mounted. Bounded depth
+# and count: hosts with thousands of containers must not make this grow.
+snip_memcg() {
+	local sys=$1 root usage_file files dir
+	if [ -f "$sys/fs/cgroup/memory/memory.usage_in_bytes" ]; then
+		root=$sys/fs/cgroup/memory usage_file=memory.usage_in_bytes
+		files="memory.limit_in_bytes memory.usage_in_bytes memory.max_usage_in_bytes memory.failcnt memory.memsw.failcnt memory.soft_limit_in_bytes"
+	elif grep -qsw memory "$sys/fs/cgroup/cgroup.controllers"; then
+		root=$sys/fs/cgroup usage_file=memory.current
+		files="memory.max memory.high memory.current memory.events memory.pressure"
+	else
+		not_applicable "no memory cgroup controller mounted"
+	fi
+	find "$root" -maxdepth 4 -name "$usage_file" 2>/dev/null | head -n 5000 | while IFS= read -r file; do
+		printf '%s %s\n' "$(cat "$file" 2>/dev/null || echo 0)" "$(dirname "$file")"
+	done | sort -rn | head -n 10 | while read -r _ dir; do
+		echo "== $(canonical "$dir" "$root" "") =="
+		for file in $files; do
+			[ -r "$dir/$file" ] || continue
+			sed "s|^|$file: |" "$dir/$file"
+		done
+		[ -r "$dir/memory.stat" ] && grep -E '^(total_)?(cache|rss|pgmajfault|pgscan|pgsteal|workingset)' "$dir/memory.stat" | head -n 12 | sed 's|^|memory.stat: |'
+	done
+}
+
+snip_audit() {
+	command -v auditctl >/dev/null 2>&1 || { echo "auditctl not installed" >&2; exit 127; }
+	auditctl -s
+	echo "rules: $(auditctl -l 2>/dev/null | grep -vc '^No rules')"
+}
+
+snip_dmesg() {
+	dmesg 2>&1 | tail -n 500
+	return "${PIPESTATUS[0]}"
+}
+
+snip_bpftrace_profile() {
+	exec bpftrace -e "profile:hz:$1 { @[kstack] = count(); } interval:s:$2 { exit(); }"
+}
+
+# softirq time (ns) per vector and CPU; vec: 0 HI 1 TIMER 2 NET_TX 3 NET_RX 4 BLOCK 5 IRQ_POLL
+# 6 TASKLET 7 SCHED 8 HRTIMER 9 RCU
+snip_bpftrace_softirq() {
+	[ -d /sys/kernel/tracing/events/irq ] || [ -d /sys/kernel/debug/tracing/events/irq ] ||
+		not_applicable "tracefs not mounted: irq tracepoints unavailable (we do not mount it: that changes the system)"
+	exec bpftrace -e "tracepoint:irq:softirq_entry { @start[cpu] = nsecs; }
+tracepoint:irq:softirq_exit /@start[cpu]/ { @ns[args->vec, cpu] = sum(nsecs - @start[cpu]); delete(@start[cpu]); }
+interval:s:$1 { clear(@start); exit(); }"
+}
+
+# perf script text, gzipped. Falls back without `period` if this perf rejects it for the event.
+snip_perf_script() {
+	local data=$1 out=$2 fields=$3
+	set -o pipefail
+	if perf script -i "$data" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
+		echo "fields used: $fields" >&2
+		rm -f "$out.err"
+		return 0
+	fi
+	if grep -qi 'period\|invalid field\|not valid' "$out.err"; then
+		fields=${fields/,period/}
+		echo "period rejected by perf: $(head -n 1 "$out.err")" >&2
+		if perf script -i "$data" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
+			echo "fields used: $fields" >&2
+			rm -f "$out.err"
+			return 0
+		fi
+	fi
+	cat "$out.err" >&2
+	rm -f "$out.err"
+	return 1
+}
+
+main() {
+	local name=${1:-}
+	shift || true
+	case $name in
+	pressure | procstat | sysctl | thp | clocksource | cpufreq | cpuidle | irqbalance | memcg | audit | dmesg) "snip_$name" "$@" ;;
+	sched-knobs) snip_sched_knobs "$@" ;;
+	nic-modparams) snip_nic_modparams "$@" ;;
+	modprobe-d) snip_modprobe_d "$@" ;;
+	nic-irqs) snip_nic_irqs "$@" ;;
+	bpftrace-profile) snip_bpftrace_profile "$@" ;;
+	bpftrace-softirq) snip_bpftrace_softirq "$@" ;;
+	perf-script) snip_perf_script "$@" ;;
+	*) echo "snippets.bash: unknown snippet '$name'" >&2; exit 2 ;;
+	esac
+}
+
+main "$@"
