@@ -65,6 +65,8 @@ class _Compiled:
     def __init__(self, playbook: Playbook):
         sig = playbook.signature
         self.patterns = [self._expand(playbook, p) for p in sig["patterns"]]
+        # frames worth highlighting in a stack a pattern matched: every member of its frame sets
+        self.highlight = [frozenset().union(*p) - {WILDCARD} for p in self.patterns]
         self.strong = set(sig["strong"])
         self.exclude = [self._expand(playbook, p) for p in sig["exclude"]]
         self.context = sig["context"]
@@ -134,6 +136,7 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool):
         hits = match_pattern(names, pattern, compiled.leaf_within)
         if hits is not None:
             found.update(names[i] for i in hits)
+            found.update(n for n in names if n in compiled.highlight[index])
             strong = strong or index in compiled.strong
     return (found, strong) if found else None
 
