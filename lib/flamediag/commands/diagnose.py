@@ -19,7 +19,7 @@ findings.json. INPUT is detected by content: a bundle (.tar.gz or extracted dire
 `perf script` text (plain or .gz), folded stacks, or text pasted from a ticket.
 Exit 0 whether or not a problem is found; 65 when the input is unusable."""
 
-EXAMPLES = """
+EXAMPLES = """\
     flamediag diagnose flamediag-web1-20261122T031500Z.tar.gz   # -> ./flamediag-web1-...-diagnosis/
     flamediag diagnose samples/zone-reclaim-rhel6 -o /tmp/dx      # an extracted bundle directory
     flamediag diagnose perf.script.gz --format json | jq '.findings[0]'
