@@ -266,3 +266,16 @@ def test_mpstat_covering_little_of_the_window_is_reported(tmp_path):
     assert any("mpstat covers 3 s of the 30 s window" in s for s in facts.data_quality)
     assert len(facts.series["mpstat.intervals"]) == 3
     assert not any("mpstat covers" in s for s in facts_for(tmp_path / "b", files, {"duration_actual": 4.0}).data_quality)
+
+
+def test_real_capture_bundle_from_this_vm():
+    """A bundle `flamediag capture` wrote on this VM during the futex lab (perf/ removed to keep it small)."""
+    bundle = open_bundle(Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / "bundle" / "capture-vm-futex")
+    facts = build_facts(bundle)
+    assert facts.data_quality == []
+    assert facts.get("kernel.version") == [6, 18] and facts.get("cpus") == 2
+    assert facts.get("mpstat.sys_pct.avg") > 30 and facts.source("mpstat.sys_pct.avg") == "metrics/mpstat.txt"
+    assert facts.get("thp.enabled") == "madvise" and facts.get("nic.eth0.driver") == "virtio_net"
+    assert facts.get("memcg.max_failcnt") == 0 and facts.has("softirq.delta.SCHED.total")
+    assert facts.get("window.seconds") == bundle.manifest["duration_actual"]
+    assert len(facts) > 500

@@ -40,7 +40,7 @@ def parse(text: str) -> dict:
         stripped = line.strip()
         header = re.match(r"^==\s*(.*?)\s*==$", stripped)
         if header:
-            current = cgroups.setdefault(header.group(1), _empty())
+            current = cgroups.setdefault(header.group(1) or "/", _empty())  # capture writes "==  ==" for the root
             last_file = None
             continue
         if not stripped:

@@ -7,8 +7,8 @@ Sample input::
 Result: {"drivers": {driver: {param: str}}, "notes": [...]} (values stay text: `1,1,1`, `Y`).
 
 Examples:
-    >>> parse("/sys/module/ixgbevf/parameters/InterruptThrottleRate: 1,1,1")["drivers"]
-    {'ixgbevf': {'InterruptThrottleRate': '1,1,1'}}
+    >>> parse("/sys/module/ixgbevf/parameters/InterruptThrottleRate: 1,1,1\\n# ena: no parameters")
+    {'drivers': {'ixgbevf': {'InterruptThrottleRate': '1,1,1'}}, 'notes': []}
 """
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def parse(text: str) -> dict:
     drivers = {}
     for line in lines(text, notes):
         match = _LINE.match(line.strip())
+        if line.startswith("#"):  # capture's "# <driver>: no parameters"
+            continue
         if not match:
             if line.strip():
                 add_note(notes, "nic.modparams: line(s) not '/sys/module/<drv>/parameters/<p>: <value>' ignored")
