@@ -38,22 +38,37 @@ NOT_IDENTIFYING_USERS = frozenset({"root", "nobody", "user", "users", "admin", "
 
 _MAC = r"(?<![\w:])(?P<mac>[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5})(?![\w:])"
 _IPV6 = r"(?<![\w:.])(?P<ipv6>(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4})(?![\w:.])"
-_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d|-[A-Za-z])"
+_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d|-\w)"
 _HOME = r"(?P<home>/(?:home|Users)/)(?P<homeuser>[A-Za-z0-9_][A-Za-z0-9_.-]{0,31})(?=[/\s'\"):;,\]]|$)"
-_VERSION_BEFORE = re.compile(r"(?i)(version|ver|release|kernel|linux|firmware|fw|v)\s*[:=]?\s*$")
+_VERSION_BEFORE = re.compile(
+    r"(?i)(\b(version|ver|release|firmware|fw)\s*[:=]?\s*|\b(kernel|linux)\s+|\blinux\s+\S+\s+)$")
+_SUBCOMMAND = re.compile(r"^[a-z][a-z-]{2,}$")  # 'capture' in 'flamediag capture', 'record' in 'perf record'
 _USER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 _HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
 _HOME_SCAN = re.compile(_HOME)
 
 
-def _names_pattern(group: str, names: Iterable[str], ignore_case: bool) -> Optional[str]:
-    """A whole-word alternation: not inside a dotted, dashed or slashed name (vm.swappiness,
-    /proc/sys/vm/ and kvm stay when the host is called 'vm')."""
+def _names_pattern(group: str, names: Iterable[str], ignore_case: bool, loose: bool = False) -> Optional[str]:
+    """A whole-word alternation. Strict (the default): not inside a dotted, dashed or slashed name,
+    so vm.swappiness, /proc/sys/vm/ and kvm stay when the host is called 'vm'. Loose (distinctive
+    names such as web1 or ip-10-0-1-23): only not inside a longer alphanumeric run, so
+    web1-agent and web1.conf are redacted too."""
     alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=lambda n: (-len(n), n)))
     if not alternatives:
         return None
     flags = "(?i:" if ignore_case else "(?:"
+    if loose:
+        return rf"(?<![A-Za-z0-9])(?P<{group}>{flags}{alternatives}))(?![A-Za-z0-9])"
     return rf"(?<![\w.\-/])(?P<{group}>{flags}{alternatives}))(?![\w\-/]|\.\w)"
+
+
+def is_distinctive(name: str) -> bool:
+    """A name unlikely to be an ordinary word: has a digit, dash or dot, or is 8+ characters.
+
+    >>> [is_distinctive(n) for n in ("vm", "debian", "web1", "ip-10-0-1-23", "fileserver")]
+    [False, False, True, True, True]
+    """
+    return any(ch.isdigit() or ch in "-." for ch in name) or len(name) >= 8
 
 
 class Redactor:
@@ -71,8 +86,12 @@ class Redactor:
         if self.hostnames:
             bundle_name = "|".join(re.escape(h) for h in sorted(self.hostnames, key=lambda n: (-len(n), n)))
             parts.append(rf"(?P<bundle>flamediag-)(?P<bundlehost>(?i:{bundle_name}))(?=-\d{{8}}T\d{{6}}Z)")
-        for group, names, ignore_case in (("host", self.hostnames, True), ("user", self.users, False)):
-            pattern = _names_pattern(group, names, ignore_case)
+        loose_hosts = [h for h in self.hostnames if is_distinctive(h)]
+        strict_hosts = [h for h in self.hostnames if not is_distinctive(h)]
+        for group, names, ignore_case, loose in (("hostl", loose_hosts, True, True), ("host", strict_hosts, True, False),
+                                                 ("userl", [u for u in self.users if is_distinctive(u)], False, True),
+                                                 ("user", [u for u in self.users if not is_distinctive(u)], False, False)):
+            pattern = _names_pattern(group, names, ignore_case, loose)
             if pattern:
                 parts.append(pattern)
         return re.compile("|".join(parts))
@@ -105,10 +124,10 @@ class Redactor:
             return match.group("home") + self.token("users", user)
         if kind == "bundlehost":
             return match.group("bundle") + self.token("hostnames", match.group("bundlehost").lower())
-        if kind == "host":
-            return self.token("hostnames", match.group("host").lower())
-        if kind == "user":
-            return self.token("users", match.group("user"))
+        if kind in ("host", "hostl"):
+            return self.token("hostnames", match.group(kind).lower())
+        if kind in ("user", "userl"):
+            return self.token("users", match.group(kind))
         return match.group(0)
 
     def _mac(self, value: str) -> str:
@@ -135,7 +154,7 @@ class Redactor:
         if any(int(o) > 255 or (len(o) > 1 and o.startswith("0")) for o in octets):
             return value
         line_start = match.string.rfind("\n", 0, match.start()) + 1
-        if _VERSION_BEFORE.search(match.string[max(line_start, match.start() - 24):match.start()]):
+        if _VERSION_BEFORE.search(match.string[max(line_start, match.start() - 80):match.start()]):
             return value  # 'kernel 5.10.0.123' is a version
         address = ipaddress.IPv4Address(value)
         if address.is_loopback or address.is_unspecified or octets[0] == "255" or value == "255.255.255.255":
@@ -155,7 +174,7 @@ class Redactor:
             words = line.split()
         if not words:
             return line
-        keep = 2 if len(words) > 1 and words[0].endswith("flamediag") and not words[1].startswith("-") else 1
+        keep = 2 if len(words) > 1 and _SUBCOMMAND.match(words[1]) else 1
         out = words[:keep]
         for word in words[keep:]:
             out.append(self._argument(word))
