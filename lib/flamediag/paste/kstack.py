@@ -52,7 +52,7 @@ HEADERS = (
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Process \S+ \(pid:|INFO: lockdep|"
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\s*\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"\s*(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
@@ -114,6 +114,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
     index = start
     while index < len(lines):
         text = PREFIX.sub("", lines[index])
+        from_log = len(text) < len(lines[index])   # a dmesg/syslog line: part of the log even if unknown
         header = _header(text)
         if SYSRQ.search(text):
             sysrq = True
@@ -137,7 +138,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
             continue
         elif text.strip() == "" and current is not None and current.frames:
             current = None
-        elif not (text.strip() == "" or REGISTER.match(text)):
+        elif not (text.strip() == "" or REGISTER.match(text) or from_log):
             break
         index += 1
     writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
