@@ -106,7 +106,7 @@ class _Source:
         path = self._path(name, phase, instance)
         result = parse(text)
         for note in result.get("notes", []) if isinstance(result, dict) else []:
-            self.facts.warn(f"{path}: {note}")
+            self.facts.warn(note if path == name else f"{path}: {note}")
         return result, path, self._is_unverified(path)
 
     def pair(self, name: str, parse):
@@ -146,11 +146,11 @@ def build_facts(reader) -> Facts:
     manifest = getattr(reader, "manifest", None) or {}
     if not isinstance(manifest, dict):
         manifest = {}
-    _capture_facts(src, manifest)
+    _guarded(lambda s: _capture_facts(s, manifest), src, "capture facts")
     for builder in BUILDERS:
         _guarded(builder, src)
-    _window_facts(src, manifest)
-    _missing_collectors(src, manifest)
+    _guarded(lambda s: _window_facts(s, manifest), src, "window facts")
+    _guarded(lambda s: _missing_collectors(s, manifest), src, "missing collector check")
     return facts
 
 
@@ -183,12 +183,12 @@ class _SectionReader:
         return f"pasted:{name}" if name in self.sections else None
 
 
-def _guarded(builder, src: _Source) -> None:
+def _guarded(builder, src: _Source, label: Optional[str] = None) -> None:
     try:
         builder(src)
     except Exception as err:  # one broken collector must not cost the other facts
-        src.facts.warn(f"facts: {builder.__name__.strip('_')} failed ({type(err).__name__}: {err}); "
-                       "those facts are missing")
+        label = label or builder.__name__.strip("_")
+        src.facts.warn(f"facts: {label} failed ({type(err).__name__}: {err}); those facts are missing")
 
 
 # --- capture / manifest ------------------------------------------------------------------------
@@ -247,7 +247,8 @@ def _window_seconds(manifest: dict) -> Optional[float]:
 
 
 def _missing_collectors(src: _Source, manifest: dict) -> None:
-    collectors = [c for c in manifest.get("collectors") or [] if isinstance(c, dict)]
+    listed = manifest.get("collectors")
+    collectors = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
     for name, loss in IMPORTANT.items():
         if name in src.facts.collectors_read:
             continue

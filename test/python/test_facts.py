@@ -170,8 +170,7 @@ def test_memcg_v2_and_settings(tmp_path):
 
 
 class BrokenReader:
-    manifest = {"kernel": "5.15.0-1-amd64"}
-    unverified = set()
+    unverified = None
 
     def read_text(self, name, phase=None, instance=None):
         if name == "sysctl":
@@ -181,6 +180,10 @@ class BrokenReader:
     def instances(self, name):
         raise RuntimeError("no instances")
 
+    @property
+    def manifest(self):
+        return {"kernel": "5.15.0-1-amd64", "collectors": 42, "duration_actual": "x"}
+
     def source(self, name, phase=None, instance=None):
         return None
 
@@ -189,7 +192,7 @@ def test_a_broken_reader_costs_only_its_facts():
     facts = build_facts(BrokenReader())
     assert facts.get("kernel.version") == [5, 15]
     assert any("sysctl: could not be read (OSError: disk on fire)" in s for s in facts.data_quality)
-    assert any(s.startswith("thp: thp:") for s in facts.data_quality)
+    assert any(s.startswith("thp: line(s)") for s in facts.data_quality)
 
 
 def test_pasted_sections_give_single_snapshot_facts():
