@@ -1,0 +1,137 @@
+"""Stack matching: ancestry order, whole names, eras' suffixes, exclusions, context, comm, flat profiles."""
+from __future__ import annotations
+
+import pytest
+
+import diagnose_helpers  # noqa: F401  (puts lib/ on sys.path)
+from flamediag.match import match_all, match_pattern, match_playbook
+from flamediag.playbooks import load_all, parse_playbook
+from flamediag.profile import Frame, Profile
+
+PLAYBOOK = """---
+id: demo
+title: Demo
+summary: demo
+eras: [any]
+evidence: [stacks]
+frames:
+  reclaim: [zone_reclaim, node_reclaim]
+  lock: [_spin_lock_irq, native_queued_spin_lock_slowpath]
+  kswapd: [kswapd]
+signature:
+  patterns:
+    - [reclaim, lock]
+    - [reclaim]
+  strong: [0]
+  exclude:
+    - [kswapd]
+  distinctive: [zone_reclaim]
+  {extra}
+---
+## Symptom & evidence
+## Why it happens
+## Confirm by hand
+## Mitigate
+## Verify the fix
+## References
+"""
+
+
+def book(extra=""):
+    return parse_playbook(PLAYBOOK.replace("{extra}", extra), "demo.md")
+
+
+def kframes(stack):
+    return [Frame(name, "kernel") for name in stack.split(";")]
+
+
+def profile(*stacks, ancestry=True):
+    prof = Profile(ancestry=ancestry)
+    for stack, weight, kwargs in stacks:
+        prof.add(kframes(stack), weight, **kwargs)
+    return prof
+
+
+def test_lock_under_reclaim_is_strong_reclaim_alone_is_weak():
+    prof = profile(("a;zone_reclaim;shrink_zone;_spin_lock_irq", 6, {}), ("a;zone_reclaim;shrink_zone", 2, {}),
+                   ("a;b;c", 2, {}))
+    m = match_playbook(book(), prof)
+    assert (m.matched, m.strong, m.busy) == (8, 6, 10)
+    assert m.share == pytest.approx(0.8) and m.strong_share == pytest.approx(0.6)
+
+
+def test_order_matters_lock_above_reclaim_is_not_the_strong_form():
+    m = match_playbook(book(), profile(("_spin_lock_irq;zone_reclaim", 5, {})))
+    assert m.matched == 5 and m.strong == 0
+
+
+def test_whole_names_only():
+    prof = profile(("zone_reclaimable_pages;_spin_lock_irq", 5, {}), ("my_zone_reclaim_x;_spin_lock_irq", 5, {}))
+    assert match_playbook(book(), prof).matched == 0
+
+
+@pytest.mark.parametrize("spelling", ["node_reclaim.isra.0", "node_reclaim+0x3f", "node_reclaim+0x3f/0x80",
+                                      "node_reclaim_[k]", "node_reclaim.constprop.0.cold"])
+def test_compiler_suffixes_and_offsets_are_ignored(spelling):
+    m = match_playbook(book(), profile((f"x;{spelling};native_queued_spin_lock_slowpath+0x1a", 3, {})))
+    assert m.strong == 3 and "node_reclaim" in m.frames
+
+
+def test_exclusion_drops_the_sample():
+    m = match_playbook(book(), profile(("kthread;kswapd;zone_reclaim;_spin_lock_irq", 4, {}),
+                                       ("x;zone_reclaim;_spin_lock_irq", 1, {})))
+    assert m.matched == 1 and m.busy == 5
+
+
+def test_idle_samples_are_not_busy_but_softirq_on_idle_cpu_is():
+    prof = profile(("cpu_idle;intel_idle", 90, {"comm": "swapper", "pid": 0}),
+                   ("cpu_idle;intel_idle;do_IRQ;irq_exit;__do_softirq;zone_reclaim;_spin_lock_irq", 10,
+                    {"comm": "swapper", "pid": 0}))
+    m = match_playbook(book(), prof)
+    assert m.busy == 10 and m.matched == 10
+
+
+def test_context_restricts_matches():
+    prof = profile(("x;__do_softirq;zone_reclaim", 3, {}), ("x;zone_reclaim", 7, {}))
+    assert match_playbook(book("context: softirq"), prof).matched == 3
+    assert match_playbook(book("context: task"), prof).matched == 7
+
+
+def test_comm_regex_restricts_matches():
+    prof = profile(("x;zone_reclaim", 3, {"comm": "ksoftirqd/0"}), ("x;zone_reclaim", 7, {"comm": "java"}))
+    assert match_playbook(book("comm: '^ksoftirqd/'"), prof).matched == 3
+
+
+def test_leaf_within_limits_depth_below_the_last_element():
+    prof = profile(("zone_reclaim;a;b;c;d", 5, {}), ("zone_reclaim;a", 1, {}))
+    assert match_playbook(book("leaf_within: 2"), prof).matched == 1
+
+
+def test_per_cpu_and_command_breakdown_and_hottest_stack():
+    prof = profile(("x;zone_reclaim;_spin_lock_irq", 6, {"cpu": 0, "comm": "java"}),
+                   ("y;zone_reclaim", 2, {"cpu": 1, "comm": "dd"}))
+    m = match_playbook(book(), prof)
+    assert m.fractions(m.cpus) == {"0": 0.75, "1": 0.25}
+    assert m.fractions(m.comms) == {"java": 0.75, "dd": 0.25}
+    assert m.hottest_stack() == ("x", "zone_reclaim", "_spin_lock_irq")
+
+
+def test_flat_profile_counts_only_distinctive_frames():
+    flat = Profile(ancestry=False)
+    flat.add([Frame("zone_reclaim", "kernel")], 5)
+    flat.add([Frame("_spin_lock_irq", "kernel")], 5)   # a lock alone proves nothing
+    flat.add([Frame("node_reclaim", "kernel")], 5)     # not declared distinctive in this playbook
+    m = match_playbook(book(), flat)
+    assert m.flat and m.matched == 5 and m.busy == 15
+
+
+def test_match_pattern_is_subsequence_not_adjacency():
+    assert match_pattern(list("axbyc"), [frozenset("a"), frozenset("b"), frozenset("c")]) == [0, 2, 4]
+    assert match_pattern(list("cba"), [frozenset("a"), frozenset("c")]) is None
+
+
+def test_wildcard_canary_matches_every_busy_sample():
+    books = load_all([str(diagnose_helpers.FIXTURES / "playbooks")], include_default=False)
+    prof = profile(("a;b", 3, {}), ("cpu_idle;intel_idle", 5, {"comm": "swapper", "pid": 0}))
+    by_id = {m.playbook.id: m for m in match_all(books, prof)}
+    assert by_id["always-fires"].matched == 3 and by_id["never-fires"].matched == 0

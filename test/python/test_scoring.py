@@ -1,0 +1,189 @@
+"""Scoring per doc/playbook-format.md: stack score, checks, concentration, flat cap, inconclusive, ranking."""
+from __future__ import annotations
+
+import pytest
+
+import diagnose_helpers  # noqa: F401
+from flamediag.match import match_playbook
+from flamediag.playbooks import parse_playbook
+from flamediag.profile import Frame, Profile
+from flamediag.scoring import Finding, RuledOut, confidence_for, evaluate_op, score_all, score_match
+
+
+class StubFacts:
+    """The doc/facts.md interface: `in`, get(), source(), data_quality."""
+
+    def __init__(self, values, sources=None):
+        self.values, self.sources, self.data_quality = values, sources or {}, []
+
+    def __contains__(self, name):
+        return name in self.values
+
+    def get(self, name, default=None):
+        return self.values.get(name, default)
+
+    def source(self, name):
+        return self.sources.get(name)
+
+
+BOOK = """---
+id: demo
+title: Demo
+summary: demo
+eras: [any]
+evidence: [stacks]
+frames:
+  reclaim: [zone_reclaim]
+  lock: [_spin_lock_irq]
+signature:
+  patterns: [[reclaim, lock], [reclaim]]
+  strong: [0]
+  distinctive: [zone_reclaim]
+  min_share: 0.05
+  strong_share: 0.20
+  {conc}
+checks:
+  - {fact: sysctl.vm.zone_reclaim_mode, op: ne, value: 0, weight: 0.25, against: 0.25,
+     says: "mode = {value}", else: "mode off ({value})"}
+  - {fact: numa.max_distance, op: gt, value: 20, weight: 0.1, says: "distance {value} > {threshold}"}
+---
+## Symptom & evidence
+## Why it happens
+## Confirm by hand
+## Mitigate
+## Verify the fix
+## References
+"""
+
+
+def book(conc=""):
+    return parse_playbook(BOOK.replace("{conc}", conc), "demo.md")
+
+
+def prof(matched, other, cpus=(0,), ancestry=True):
+    p = Profile(ancestry=ancestry)
+    frames = [Frame("zone_reclaim", "kernel"), Frame("_spin_lock_irq", "kernel")] if ancestry else [Frame("zone_reclaim", "kernel")]
+    for cpu in cpus:
+        p.add(frames, matched / len(cpus), cpu=cpu, comm="java")
+    p.add([Frame("other", "kernel")], other, cpu=0)
+    return p
+
+
+def score(playbook, profile, facts, cpus_seen=4):
+    return score_match(match_playbook(playbook, profile), facts, cpus_seen, "perf/perf.script.gz")
+
+
+def test_stack_evidence_alone_is_at_most_medium():
+    finding = score(book(), prof(50, 50), StubFacts({}))
+    assert finding.score == pytest.approx(0.6) and finding.confidence == "medium"
+    assert finding.not_captured == ["sysctl.vm.zone_reclaim_mode", "numa.max_distance"]
+
+
+def test_stack_score_scales_below_strong_share():
+    finding = score(book(), prof(10, 90), StubFacts({}))
+    assert finding.score == pytest.approx(0.1 / 0.2 * 0.6)
+
+
+def test_passed_checks_raise_confidence_and_cite_their_source():
+    facts = StubFacts({"sysctl.vm.zone_reclaim_mode": 1, "numa.max_distance": 21},
+                      {"sysctl.vm.zone_reclaim_mode": "system/sysctl.txt"})
+    finding = score(book(), prof(50, 50), facts)
+    assert finding.score == pytest.approx(0.95) and finding.confidence == "high"
+    texts = {e.text: e.source for e in finding.evidence}
+    assert texts["mode = 1"] == "system/sysctl.txt"
+    assert "distance 21 > 20" in texts
+
+
+def test_failed_check_subtracts_against_and_says_else():
+    finding = score(book(), prof(50, 50), StubFacts({"sysctl.vm.zone_reclaim_mode": 0}))
+    assert finding.score == pytest.approx(0.35) and finding.confidence == "low"
+    assert any(e.text == "mode off (0)" and e.supports is False for e in finding.evidence)
+
+
+def test_below_min_share_is_ruled_out_with_the_numbers():
+    result = score(book(), prof(2, 98), StubFacts({}))
+    assert isinstance(result, RuledOut) and "2.0 %" in result.reason and "5.0 %" in result.reason
+
+
+def test_no_match_is_ruled_out():
+    result = score(book(), prof(0, 100), StubFacts({}))
+    assert isinstance(result, RuledOut) and "no busy sample" in result.reason
+
+
+def test_required_concentration_absent_rules_out():
+    conc = "concentration: {by: cpu, top_share: 0.6, top_n: 1, required: true}"
+    spread = score(book(conc), prof(60, 40, cpus=(0, 1, 2, 3)), StubFacts({}))
+    assert isinstance(spread, RuledOut) and "spread" in spread.reason
+    focused = score(book(conc), prof(60, 40, cpus=(2,)), StubFacts({}))
+    assert isinstance(focused, Finding) and focused.score == pytest.approx(0.7)
+    assert any("CPU 2" in e.text for e in focused.evidence)
+
+
+def test_concentration_unknown_without_cpu_field_does_not_rule_out():
+    conc = "concentration: {by: cpu, top_share: 0.6, top_n: 1, required: true}"
+    p = Profile()
+    p.add([Frame("zone_reclaim", "kernel")], 50)
+    p.add([Frame("x", "kernel")], 50)
+    finding = score(book(conc), p, StubFacts({}), cpus_seen=0)
+    assert isinstance(finding, Finding) and any(e.kind == "absence" for e in finding.evidence)
+
+
+def test_flat_profile_capped_at_medium_unless_a_check_passed():
+    flat = prof(80, 20, ancestry=False)
+    facts = StubFacts({"numa.max_distance": 21, "sysctl.vm.zone_reclaim_mode": 0})
+    capped = score(book(), flat, StubFacts({}))
+    assert capped.confidence == "medium"
+    lifted = score(book(), flat, StubFacts({"sysctl.vm.zone_reclaim_mode": 1, "numa.max_distance": 21}))
+    assert lifted.confidence == "high"
+    assert score(book(), flat, facts).confidence == "low"
+
+
+def test_restricted_symbols_make_kernel_signatures_inconclusive():
+    findings, ruled_out = score_all([match_playbook(book(), prof(50, 50))], StubFacts({}), 4,
+                                    kernel_symbols_restricted=True)
+    assert findings == [] and ruled_out[0].inconclusive and "inconclusive" in ruled_out[0].reason
+
+
+WEAK = """---
+id: aa
+title: Weak
+summary: weak
+eras: [any]
+evidence: [stacks]
+kernel: false
+frames: {}
+signature:
+  patterns: [["*"]]
+checks:
+  - {fact: other, op: eq, value: 1, against: 0.15, says: "other"}
+---
+## Symptom & evidence
+## Why it happens
+## Confirm by hand
+## Mitigate
+## Verify the fix
+## References
+"""
+
+
+def test_low_findings_rank_after_medium_ones_even_with_a_larger_share():
+    weak = parse_playbook(WEAK, "aa.md")
+    p = prof(50, 50)
+    findings, _ = score_all([match_playbook(weak, p), match_playbook(book(), p)], StubFacts({"other": 0}), 4)
+    assert [(f.playbook.id, f.confidence) for f in findings] == [("demo", "medium"), ("aa", "low")]
+    assert findings[1].match.share * findings[1].score > findings[0].match.share * findings[0].score
+
+
+@pytest.mark.parametrize("op,actual,expected,result", [
+    ("eq", "1", 1, True), ("ne", 0, "0", False), ("gt", 21, 20, True), ("ge", 20, 20, True),
+    ("lt", "x", 3, None), ("le", 2.5, 3, True), ("in", "always", ["always"], True),
+    ("not_in", "never", ["always", "madvise"], True), ("contains", ["ixgbevf", "lo"], "ixgbevf", True),
+    ("contains", "1,1,1", "1", True), ("matches", "virtio_net", "virtio|ena", True), ("exists", None, None, True),
+    ("eq", True, True, True),
+])
+def test_operators(op, actual, expected, result):
+    assert evaluate_op(op, actual, expected) is result
+
+
+def test_confidence_thresholds():
+    assert [confidence_for(s) for s in (0.75, 0.7499, 0.5, 0.4999)] == ["high", "medium", "medium", "low"]
