@@ -247,18 +247,22 @@ def _window_seconds(manifest: dict) -> Optional[float]:
 
 
 def _missing_collectors(src: _Source, manifest: dict) -> None:
+    """One sentence per collector the manifest says failed (with its reason); one sentence for
+    all the important ones simply absent from the bundle."""
     listed = manifest.get("collectors")
     collectors = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+    absent = []
     for name, loss in IMPORTANT.items():
         if name in src.facts.collectors_read:
             continue
         entry = next((c for c in collectors if c.get("name") == name and c.get("status") != "ok"), None)
-        why = ""
         if entry:
-            why = f" ({entry.get('status')}: {entry.get('reason') or 'no reason given'})"
-        if name == "mpstat" and src.facts.has("mpstat.sys_pct.avg"):
-            continue
-        src.facts.warn(f"{name} not captured{why}: {loss}")
+            why = f"{entry.get('status')}: {entry.get('reason') or 'no reason given'}"
+            src.facts.warn(f"{name} not captured ({why}): {loss}")
+        else:
+            absent.append(f"{name} ({loss})")
+    if absent:
+        src.facts.warn("not in the bundle: " + "; ".join(absent))
 
 
 def _seen(src: _Source, name: str) -> None:

@@ -124,7 +124,7 @@ def test_missing_collectors_that_matter_are_reported(tmp_path):
     facts = facts_for(tmp_path, files, manifest)
     quality = " | ".join(facts.data_quality)
     assert "mpstat not captured (missing: mpstat not installed)" in quality
-    assert "sysctl not captured" in quality and "thp not captured" not in quality
+    assert "not in the bundle: sysctl (kernel settings" in quality and "thp (" not in quality
 
 
 def test_interrupted_capture_and_parse_notes_reach_data_quality(tmp_path):
@@ -147,7 +147,8 @@ def test_procstat_fallback_without_sysstat(tmp_path):
              ("proc.stat", "end", None): fixture("procstat/end.txt")}
     facts = facts_for(tmp_path, files)
     assert facts.has("mpstat.sys_pct.0") and facts.source("mpstat.sys_pct.0") == "snap/end/proc-stat.txt"
-    assert not any(s.startswith("mpstat not captured") for s in facts.data_quality)
+    assert not any("mpstat not captured" in s or "mpstat (per-CPU" in s for s in facts.data_quality)
+    assert any("not in the bundle: sysctl" in s for s in facts.data_quality)
 
 
 def test_memcg_v2_and_settings(tmp_path):
