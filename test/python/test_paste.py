@@ -1,0 +1,307 @@
+"""read_paste on real and hand-written ticket pastes: formats, frames, ancestry, weights."""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "lib"))
+
+from flamediag.cli import UserError  # noqa: E402
+from flamediag.facts import build_facts_from_sections  # noqa: E402
+from flamediag.paste import read_paste  # noqa: E402
+from flamediag.paste.unwrap import unwrap  # noqa: E402
+
+FIXTURES = ROOT / "test" / "fixtures" / "paste"
+
+
+def paste(name: str):
+    return read_paste((FIXTURES / name).read_text(encoding="utf-8", errors="replace"))
+
+
+def stacks(result):
+    """(names root->leaf, weight) per record, heaviest first."""
+    return sorted(((r.names(), r.weight) for r in result.profile), key=lambda s: -s[1])
+
+
+def ordered(names, *wanted) -> bool:
+    """Every wanted frame is in the stack, root side first, in this order."""
+    position = -1
+    for frame in wanted:
+        if frame not in names[position + 1:]:
+            return False
+        position = names.index(frame, position + 1)
+    return True
+
+
+# --- the seed: RHEL 6 perf report TUI excerpt inside Japanese prose ------------------
+
+def test_seed_003_zone_reclaim_call_graph_read_inside_prose():
+    result = paste("seed-003-zone-reclaim-ja.txt")
+    assert result.formats == ["perf-report-callgraph"]
+    assert result.profile.ancestry is True
+    top_names, top_weight = stacks(result)[0]
+    assert ordered(top_names, "system_call_fastpath", "zone_reclaim", "shrink_inactive_list", "_spin_lock_irq")
+    assert top_names[-1] == "_spin_lock_irq"
+    # fractal (2.6.32 default) percentages: 33.01 x 98.89 % x 89.56 % x 79.46 % x 99.76 %
+    assert top_weight == pytest.approx(33.01 * .9889 * .8956 * .7946 * .9976, abs=0.01)
+    assert result.skipped_lines > 50                     # the Japanese prose
+    assert any("skipped" in note for note in result.notes)
+
+
+def test_seed_003_branches_keep_their_whole_weight():
+    result = paste("seed-003-zone-reclaim-ja.txt")
+    under_lock = sum(w for names, w in stacks(result) if names[-1] == "_spin_lock_irq")
+    assert under_lock == pytest.approx(33.01, abs=0.02)
+    folded = dict((names, w) for names, w in stacks(result) if len(names) == 1)
+    assert folded[("_spin_lock",)] == pytest.approx(14.24)
+    tcp = [names for names, _ in stacks(result) if names[0] == "tcp_sendmsg"]
+    assert tcp and tcp[0][-1] == "_spin_lock_irq"      # `+ 17.54% tcp_sendmsg`: folded, root side unknown
+
+
+def test_seed_003_numactl_distances_become_evidence():
+    result = paste("seed-003-zone-reclaim-ja.txt")
+    facts = build_facts_from_sections(result.sections)
+    assert "node distances:" in result.sections["numactl.hardware"]
+    assert facts.get("numa.max_distance") == 21
+
+
+# --- perf report --stdio in every layout, real perf 6.1 output of one recording ------
+
+GRAPHS = ["real-perf61-report-callee-futex.txt", "real-perf61-report-caller-futex.txt",
+          "real-perf61-report-children-futex.txt", "real-perf61-report-fractal-futex.txt"]
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_call_graph_layouts_give_full_root_first_stacks(name):
+    result = paste(name)
+    assert result.formats == ["perf-report-callgraph"]
+    assert result.profile.ancestry is True
+    wake = [names for names, _ in stacks(result) if names[-1] == "_raw_spin_unlock_irqrestore"]
+    assert any(ordered(n, "syscall", "entry_SYSCALL_64_after_hwframe", "__x64_sys_futex", "futex_wake",
+                       "try_to_wake_up", "_raw_spin_unlock_irqrestore") for n in wake)
+    user = [f for r in result.profile for f in r.frames if f.name == "syscall"]
+    assert user and all(f.kind == "user" for f in user)
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_call_graph_self_time_equals_the_flat_report(name):
+    """Samples ending in a symbol (its self time) add up to the flat report's Overhead."""
+    flat = {r.frames[0].name: r.weight for r in paste("real-perf61-report-flat-futex.txt").profile}
+    graph = Counter()
+    for record in paste(name).profile:
+        graph[record.frames[-1].name] += record.weight / 20        # "# Samples: 2K": weights are samples
+    for symbol in ("finish_task_switch", "_raw_spin_unlock_irqrestore", "do_syscall_64", "futex_wake"):
+        assert graph[symbol] == pytest.approx(flat[symbol], abs=0.06), symbol
+
+
+def test_call_graph_weights_are_scaled_to_the_sample_count():
+    result = paste("real-perf61-report-callee-futex.txt")    # "# Samples: 2K", entries sum to 43.92 %
+    assert result.profile.total() == pytest.approx(2000 * 0.4392, rel=0.01)
+
+
+def test_absolute_and_fractal_percentages_agree():
+    absolute = dict(stacks(paste("real-perf61-report-callee-futex.txt")))
+    fractal = dict(stacks(paste("real-perf61-report-fractal-futex.txt")))
+    heaviest = max(absolute, key=absolute.get)
+    assert fractal[heaviest] == pytest.approx(absolute[heaviest], rel=0.02)
+
+
+@pytest.mark.parametrize("name,fmt", [("real-perf61-report-flat-futex.txt", "perf-report-flat"),
+                                      ("real-perf61-report-flat-children-futex.txt", "perf-report-flat"),
+                                      ("real-perf61-top-futex.txt", "perf-top"),
+                                      ("html-br-perf61-top-futex.txt", "perf-top")])
+def test_flat_profiles_have_no_ancestry(name, fmt):
+    result = paste(name)
+    assert result.formats == [fmt]
+    assert result.profile.ancestry is False
+    assert all(len(r.frames) == 1 for r in result.profile)
+    assert any("no ancestry" in note for note in result.notes)
+    names = {r.frames[0].name: r.frames[0] for r in result.profile}
+    assert names["finish_task_switch"].kind == "kernel"       # `.isra.0` stripped, [k] kept as kind
+
+
+def test_perf_top_reads_the_last_screen_only():
+    result = paste("real-perf61-top-futex.txt")
+    weights = {r.frames[0].name: r.weight for r in result.profile}
+    assert weights["finish_task_switch"] == 13.15              # last screen; the first said 12.28
+    assert "read perf top (last of 3 screens): 15 symbols" in result.notes
+
+
+def test_flat_children_report_uses_the_self_column():
+    weights = {r.frames[0].name: r.weight for r in paste("real-perf61-report-flat-children-futex.txt").profile}
+    assert weights["finish_task_switch"] == pytest.approx(12.10)
+    assert "entry_SYSCALL_64_after_hwframe" not in weights     # 0.00 % self
+
+
+def test_perf_2632_fractal_callee_layout():
+    result = paste("hand-perf2632-report-fractal-zone-reclaim.txt")
+    weights = dict(stacks(result))
+    write = [n for n in weights if n[0] == "0x3fda40e6fd"][0]
+    assert ordered(write, "system_call_fastpath", "zone_reclaim", "_spin_lock_irq")
+    assert weights[write] == pytest.approx(45.12 * .975 * .80, abs=0.01)
+    idle = [n for n in weights if n[-1] == "intel_idle"]
+    assert ("start_secondary", "cpu_idle", "cpuidle_idle_call", "intel_idle") in idle
+
+
+# --- other stack formats ------------------------------------------------------------
+
+def test_bcc_profile_folded_with_delimiter_and_annotations():
+    result = paste("hand-bcc-profile-folded-futex.txt")
+    assert result.formats == ["bcc-profile-folded"]
+    record = max(result.profile, key=lambda r: r.weight)
+    assert record.comm == "futex_hammer"
+    assert record.frames[0].name == "syscall" and record.frames[0].kind == "user"
+    assert all(f.kind == "kernel" for f in record.frames[1:])
+    assert "-" not in record.names() and not any(n.endswith("_[k]") for n in record.names())
+
+
+def test_crlf_and_fence_do_not_change_the_bcc_reading():
+    plain = sorted((r.names(), r.weight) for r in paste("hand-bcc-profile-folded-futex.txt").profile)
+    wrapped = read_paste((FIXTURES / "crlf-fenced-bcc-profile-folded-futex.txt").read_bytes().decode())
+    assert sorted((r.names(), r.weight) for r in wrapped.profile) == plain
+
+
+def test_bpftrace_kstack_map():
+    result = paste("real-bpftrace-kstack-futex.txt")
+    assert result.formats == ["bpftrace-kstack"]
+    top_names, top_weight = stacks(result)[0]
+    assert top_weight == 44
+    assert top_names[0] == "entry_SYSCALL_64_after_hwframe" and top_names[-1] == "_raw_spin_unlock_irqrestore"
+    assert result.skipped_lines == 0                           # "Attaching 1 probe..." belongs to the map
+
+
+def test_proc_pid_stack_counts_tasks():
+    result = paste("real-proc-stack-futex.txt")
+    assert result.formats == ["proc-stack"]
+    waiting = [w for names, w in stacks(result) if names[-1] == "futex_do_wait"]
+    assert waiting == [3.0]                                    # three threads show the same stack
+    assert all(r.comm == "futex_hammer" for r in result.profile)
+    assert result.skipped_lines == 0
+
+
+def test_perf_script_excerpt_in_markdown():
+    result = paste("md-fenced-perf-script-excerpt-futex.txt")
+    assert result.formats == ["perf-script"]
+    assert result.profile.total() == 12
+    assert result.skipped_lines == 2                           # the two prose lines
+
+
+# --- kernel traces ------------------------------------------------------------------
+
+def test_crash_bt_a_drops_the_nmi_handler_and_uses_exception_rip():
+    result = paste("hand-crash-bt-a-zone-reclaim-rhel6.txt")
+    assert result.formats == ["crash-bt"]
+    by_cpu = {r.cpu: r for r in result.profile}
+    assert set(by_cpu) == {0, 3, 5}
+    assert by_cpu[0].names()[-1] == "intel_idle"               # crash_nmi_callback .. nmi dropped
+    assert ordered(by_cpu[3].names(), "system_call_fastpath", "zone_reclaim", "_spin_lock_irq")
+    panic = by_cpu[5]                                          # soft-lockup panic: watchdog IRQ frames dropped
+    assert panic.names()[-1] == "_spin_lock_irq" and "panic" not in panic.names()
+    assert panic.context == "task"
+
+
+def test_rhel6_soft_lockup_ignores_stale_frames():
+    result = paste("hand-soft-lockup-rhel6-zone-reclaim.txt")
+    assert result.formats == ["oops"]
+    (record,) = list(result.profile)
+    assert record.comm == "java"
+    assert record.names()[-1] == "_spin_lock_irq"              # the RIP line is the leaf
+    assert "mem_cgroup_iter" not in record.names()             # `? mem_cgroup_iter` is stale
+    assert ordered(record.names(), "page_fault", "zone_reclaim", "shrink_inactive_list", "_spin_lock_irq")
+
+
+def test_modern_lockup_stall_and_hung_task():
+    result = paste("hand-rcu-stall-soft-lockup-5x-node-reclaim.txt")
+    records = {(r.comm, r.cpu): r for r in result.profile}
+    lockup, stall = records[("postgres", 7)], records[("postgres", 3)]
+    for record in (lockup, stall):
+        assert record.names()[-1] == "native_queued_spin_lock_slowpath"
+        assert ordered(record.names(), "asm_exc_page_fault", "node_reclaim", "_raw_spin_lock_irq")
+        assert "watchdog_timer_fn" not in record.names() and "rcu_dump_cpu_stacks" not in record.names()
+    hung = records[("kworker/u16:2", None)]
+    assert hung.names()[0] == "ret_from_fork" and hung.names()[-1] == "__schedule"
+    assert result.skipped_lines == 0
+
+
+def test_sysrq_l_leaves_out_the_writer_and_keeps_idle_cpus():
+    result = paste("hand-sysrq-l-clocksource-hpet-6x.txt")
+    assert result.formats == ["sysrq-l"]
+    by_cpu = {r.cpu: r for r in result.profile}
+    assert set(by_cpu) == {1, 2, 3}                            # cpu 0 ran `echo l`
+    assert by_cpu[1].names()[-1] == "read_hpet" and "nmi_handle" not in by_cpu[1].names()
+    assert by_cpu[3].names() == ("intel_idle",)
+
+
+def test_html_pre_with_entities_and_br():
+    html = paste("html-pre-soft-lockup-node-reclaim.txt")
+    plain = paste("hand-rcu-stall-soft-lockup-5x-node-reclaim.txt")
+    assert sorted(r.names() for r in html.profile) == sorted(r.names() for r in plain.profile)
+
+
+def test_markdown_nested_quotes_and_fences():
+    quoted = paste("md-quoted-fenced-perf61-report-callee-futex.txt")
+    plain = paste("real-perf61-report-callee-futex.txt")
+    assert dict(stacks(quoted)) == pytest.approx(dict(stacks(plain)))
+
+
+# --- mixed pastes, evidence, failures ----------------------------------------------
+
+def test_mixed_ticket_prefers_call_stacks_and_reads_the_metrics():
+    result = paste("mixed-ticket-futex-top-report-metrics.txt")
+    assert result.formats == ["perf-top", "perf-report-callgraph"]
+    assert result.profile.source_format == "perf-report-callgraph"
+    assert result.profile.ancestry is True
+    assert any("ignored 1 flat profile" in note for note in result.notes)
+    assert set(result.sections) == {"mpstat", "vmstat", "sysctl", "thp", "clocksource"}
+    facts = build_facts_from_sections(result.sections)
+    assert facts.get("sysctl.vm.zone_reclaim_mode") == 0
+    assert facts.get("thp.enabled") == "madvise"
+    assert facts.get("clocksource.current") == "tsc"
+    assert facts.get("mpstat.sys_pct.avg") == pytest.approx(77.81, abs=0.5)
+
+
+def test_no_stacks_is_a_data_error_listing_the_formats():
+    with pytest.raises(UserError) as raised:
+        paste("no-stacks-mpstat-prose.txt")
+    assert raised.value.code == 65
+    message = str(raised.value)
+    assert message.startswith("no stacks found; understood formats:")
+    for fmt in ("perf report", "perf top", "crash bt", "/proc/PID/stack", "bpftrace", "bcc profile"):
+        assert fmt in message
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "just words\n", "> quoted\n```\n```\n", "12.5% of nothing\n"])
+def test_prose_alone_has_no_stacks(text):
+    with pytest.raises(UserError):
+        read_paste(text)
+
+
+def test_unwrap_keeps_kernel_markers_but_drops_formatting():
+    lines = unwrap("<p>x</p><pre><code>&lt;IRQ&gt;<br/> net_rx_action+0x1a/0x40<br>&lt;/IRQ&gt;</code></pre>")
+    assert lines == ["", "x", "<IRQ>", " net_rx_action+0x1a/0x40", "</IRQ>"]
+    assert unwrap("> > ```\r\n> >     12.10%  a  [k] b\r\n> > ```") == ["    12.10%  a  [k] b"]
+
+
+def test_random_text_never_raises_anything_but_user_error():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from(list("-+|%.;:[]<>@#?()0123456789 \n\tabcfkx_") + ["--1.00%--", "[k] ", "Call Trace:\n",
+                                                                                "@[\n", "]: 3\n", "---", " <IRQ>\n"])
+
+    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.given(st.lists(alphabet, max_size=80).map("".join))
+    def never_crashes(text):
+        try:
+            result = read_paste(text)
+        except UserError as error:
+            assert error.code == 65
+            return
+        assert result.profile.total() >= 0
+        assert all(r.frames for r in result.profile)
+
+    never_crashes()
