@@ -1,0 +1,86 @@
+"""Pasted tickets through `bin/flamediag diagnose FILE`: the finding each paste must produce."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "test" / "fixtures" / "paste"
+FLAMEDIAG = ROOT / "bin" / "flamediag"
+
+# fixture -> the playbook that must rank first
+TOP_FINDING = {
+    "seed-003-zone-reclaim-ja.txt": "zone-reclaim",
+    "hand-perf2632-report-fractal-zone-reclaim.txt": "zone-reclaim",
+    "hand-crash-bt-a-zone-reclaim-rhel6.txt": "zone-reclaim",
+    "hand-soft-lockup-rhel6-zone-reclaim.txt": "zone-reclaim",
+    "hand-rcu-stall-soft-lockup-5x-node-reclaim.txt": "zone-reclaim",
+    "html-pre-soft-lockup-node-reclaim.txt": "zone-reclaim",
+    "hand-sysrq-l-clocksource-hpet-6x.txt": "slow-clocksource",
+    "real-perf61-report-callee-futex.txt": "futex-contention",
+    "real-perf61-report-caller-futex.txt": "futex-contention",
+    "real-perf61-report-children-futex.txt": "futex-contention",
+    "real-perf61-report-fractal-futex.txt": "futex-contention",
+    "md-quoted-fenced-perf61-report-callee-futex.txt": "futex-contention",
+    "mixed-ticket-futex-top-report-metrics.txt": "futex-contention",
+    "hand-bcc-profile-folded-futex.txt": "futex-contention",
+    "crlf-fenced-bcc-profile-folded-futex.txt": "futex-contention",
+    "real-bpftrace-kstack-futex.txt": "futex-contention",
+    "real-proc-stack-futex.txt": "futex-contention",
+    "md-fenced-perf-script-excerpt-futex.txt": "futex-contention",
+}
+# Flat profiles: no ancestry, so the futex finding must be there but may not outrank others,
+# and nothing may claim high confidence from a flat profile alone.
+FLAT = ["real-perf61-report-flat-futex.txt", "real-perf61-report-flat-children-futex.txt",
+        "real-perf61-top-futex.txt", "html-br-perf61-top-futex.txt"]
+
+
+def diagnose(name: str, tmp_path: Path):
+    out = tmp_path / "dx"
+    proc = subprocess.run([str(FLAMEDIAG), "diagnose", str(FIXTURES / name), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    return proc, out
+
+
+def findings(out: Path):
+    return json.loads((out / "findings.json").read_text())["findings"]
+
+
+@pytest.mark.parametrize("name", sorted(TOP_FINDING))
+def test_paste_diagnosed(name, tmp_path):
+    proc, out = diagnose(name, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    found = findings(out)
+    assert found and found[0]["id"] == TOP_FINDING[name], [f["id"] for f in found]
+
+
+@pytest.mark.parametrize("name", FLAT)
+def test_flat_paste_is_capped_and_still_names_the_culprit(name, tmp_path):
+    proc, out = diagnose(name, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    found = findings(out)
+    assert "futex-contention" in [f["id"] for f in found]
+    assert all(f["confidence"] != "high" for f in found)
+    assert "no ancestry" in (out / "report.md").read_text()
+
+
+def test_seed_003_evidence_names_zone_reclaim_and_the_spin_lock(tmp_path):
+    proc, out = diagnose("seed-003-zone-reclaim-ja.txt", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    top = findings(out)[0]
+    assert top["id"] == "zone-reclaim"
+    assert {"zone_reclaim", "_spin_lock_irq"} <= set(top["frames"])
+    report = (out / "report.md").read_text()
+    assert "zone\\_reclaim" in report or "zone_reclaim" in report
+    assert "perf-report-callgraph" in report or "perf report" in report     # the format read is stated
+
+
+def test_no_stacks_exits_65_and_lists_formats(tmp_path):
+    proc, out = diagnose("no-stacks-mpstat-prose.txt", tmp_path)
+    assert proc.returncode == 65
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "no stacks found" in lines[0] and "crash bt" in lines[0]
+    assert "Traceback" not in proc.stderr
