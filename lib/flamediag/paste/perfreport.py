@@ -176,7 +176,7 @@ def _pop_to(stack: List[Chain], column: int) -> None:
 
 
 def _append(stack: List[Chain], name: str) -> bool:
-    if not SYMBOL.match(name):
+    if not SYMBOL.match(name) or not re.search(r"\w", name):
         return False
     stack[-1].names.append(clean_name(name))
     return True

@@ -32,7 +32,7 @@ def read_folded(lines: Sequence[str], start: int) -> Optional[Block]:
     rows = []
     while index < len(lines):
         match = FOLDED.match(lines[index].strip())
-        if not match or ";" not in match["stack"]:
+        if not match or not all(_frame_like(p) for p in match["stack"].split(";")[1:]):
             break
         rows.append((match["stack"].split(";"), float(match["count"])))
         index += 1
@@ -48,6 +48,11 @@ def read_folded(lines: Sequence[str], start: int) -> Optional[Block]:
     what = "bcc profile -f folded stacks" if bcc else "folded stacks"
     block.notes.append(f"read {what}: {len(rows)} lines")
     return block
+
+
+def _frame_like(part: str) -> bool:
+    """A frame has no spaces unless it is a C++/Java signature; prose with a `;` fails."""
+    return bool(part) and (not re.search(r"\s", part) or bool(re.search(r"[(<:\[]", part)))
 
 
 def _folded_frames(names: List[str]):
