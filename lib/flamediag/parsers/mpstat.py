@@ -24,10 +24,11 @@ Examples:
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Dict, List, Optional
 
-from ._common import add_note, integer, lines, number
+from ._common import add_note, lines, number
 
 RENAME = {"user": "usr", "system": "sys"}
 _BANNER = re.compile(r"^Linux\s+\S+.*\((\d+) CPU\)")
@@ -86,8 +87,8 @@ def _row(tokens, columns, result, averages, notes) -> None:
         add_note(notes, "mpstat: short row(s) ignored")
         return
     cpu = tokens[-width]
-    values = [number(t) for t in tokens[-len(columns):]]
-    if (cpu != "all" and integer(cpu) is None) or any(v is None for v in values):
+    values = _values(tokens[-len(columns):])
+    if (cpu != "all" and not cpu.isdigit()) or values is None:
         add_note(notes, "mpstat: unreadable row(s) ignored")
         return
     when = " ".join(tokens[:-width])
@@ -99,6 +100,17 @@ def _row(tokens, columns, result, averages, notes) -> None:
     if not intervals or intervals[-1]["time"] != when or cpu in intervals[-1]["cpus"]:
         intervals.append({"time": when, "cpus": {}})
     intervals[-1]["cpus"][cpu] = sample
+
+
+def _values(tokens: List[str]) -> Optional[List[float]]:
+    try:  # fast path: C locale
+        values = [float(t) for t in tokens]
+        if math.isfinite(sum(values)):
+            return values
+    except ValueError:
+        pass
+    values = [number(t) for t in tokens]  # decimal commas
+    return None if None in values else values
 
 
 def _mean(intervals: List[dict]) -> Dict[str, Dict[str, float]]:
