@@ -159,9 +159,10 @@ def headline(diagnosis: Diagnosis) -> str:
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
-        where = report.where_cpus(top.to_json()["cpus"])
+        cpus = top.to_json()["cpus"]
+        where = f" ({report.where_cpus(cpus)})" if cpus else ""
         return (f"{top.playbook.id} ({top.confidence} confidence): {top.playbook.title}, in "
-                f"{report.pct(top.match.share)} of busy samples ({where}); fix: {top.playbook.mitigation_summary}")
+                f"{report.pct(top.match.share)} of busy samples{where}; fix: {top.playbook.mitigation_summary}")
     if diagnosis.restricted:
         return ("Inconclusive: kernel symbols were restricted in this capture, so kernel signatures could not be "
                 "checked; recapture as root with kernel.kptr_restrict=0")
