@@ -72,12 +72,10 @@ class Collapser:
     # -- one sample block -----------------------------------------------------------------
     def feed(self, first_line: int, block: bytes) -> None:
         if first_line < 0:
-            self.result.problems.add("incomplete last sample (no closing blank line)", -first_line)
-            return None
+            return self._feed_general(-first_line, block, final=True)
         newline = block.find(b"\n")
         header_line = block if newline < 0 else block[:newline]
-        if (not header_line or header_line[0] in WHITESPACE or header_line[0] == 35
-                or len(header_line) > perfscript.MAX_LINE):
+        if not header_line or header_line[0] == 35 or len(header_line) > perfscript.MAX_LINE:
             return self._feed_general(first_line, block)
         header = perfscript.parse_header(header_line)
         if header is None or header.inline_frame:
@@ -132,7 +130,7 @@ class Collapser:
             else:
                 if not line or line[0] == 35 or len(line) > perfscript.MAX_LINE:
                     raise _Skip
-                if line[0] not in WHITESPACE and perfscript.parse_header(line) is not None:
+                if perfscript.parse_header(line) is not None:
                     raise _Skip
                 segment = self._segment(line, java)
                 if segment is False:
@@ -182,37 +180,51 @@ class Collapser:
         return out
 
     # -- the general, line-by-line path (Perl's main loop) ------------------------------------
-    def _feed_general(self, first_line: int, block: bytes) -> None:
+    def _feed_general(self, first_line: int, block: bytes, final: bool = False) -> None:
+        """Line by line. A new event line ends the previous sample (single-line stacks);
+        `final`: the block had no closing blank line, so its last multi-line sample may be
+        cut off -- Perl drops it, and so do we (single-line samples are complete)."""
         problems = self.result.problems
-        pname: Optional[bytes] = None
-        period = 1
-        java = False
-        segments: List[bytes] = []
+        sample: Optional[list] = None        # [pname, period, java, segments, single_line, line_no]
         filtered = False
         for line_no, line in perfscript.block_lines(block, first_line, problems):
-            header = None if line[0] in WHITESPACE else perfscript.parse_header(line)
+            header = perfscript.parse_header(line)
             if header is None:
-                if pname is None:
-                    if not filtered:
+                if sample is None:
+                    if perfscript.split_frame_line(line) is None:
+                        problems.add("unrecognised lines", line_no)
+                    elif not filtered:
                         problems.add("stack lines without an event line", line_no)
                     continue
-                segment = self._segment(line, java)
+                segment = self._segment(line, sample[2])
                 if segment is False:
                     problems.add("unrecognised stack lines", line_no)
                 elif segment is not None:
-                    segments.append(segment)
+                    sample[3].append(segment)
+                sample[4] = False
                 continue
+            if sample is not None:
+                self._flush(sample)
             accepted = self._accept(header)
             filtered = accepted is None
+            sample = None
             if accepted is None:
                 continue
-            pname, period, java = accepted, header.period, header.comm.startswith(b"java")
+            java = header.comm.startswith(b"java")
+            sample = [accepted, header.period, java, [], bool(header.inline_frame), line_no]
             if header.inline_frame:
                 segment = self._segment(b"\t" + header.inline_frame, java)
                 if segment:
-                    segments.append(segment)
-        if pname is None:
+                    sample[3].append(segment)
+        if sample is None:
             return
+        if final and not sample[4]:
+            problems.add("incomplete last sample (no closing blank line)", sample[5])
+            return
+        self._flush(sample)
+
+    def _flush(self, sample: list) -> None:
+        pname, period, _, segments = sample[:4]
         segments.reverse()
         if self.opts.context:
             segments = self._with_context_markers(segments)

@@ -37,6 +37,8 @@ _PERL_PERIOD_EVENT = re.compile(rb":\s*(\d*)\s+(\S+):\s*$")
 _MODERN_EVENT = re.compile(
     rb"(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s*(?:(\d+)\s+)?([^\s:][^\s]*?):(?:\s+(.*))?$")
 _CPU = re.compile(rb"\[(\d+)\]")
+# The usual stack line shape; anything else takes the careful path below.
+_FRAME_FAST = re.compile(rb"[ \t]*(\w+) ([^\s(].*) \(([^\s()]*)\)$")
 _OFFSET = re.compile(rb"\+0x[\da-f]+$")
 _GO_METHOD = re.compile(rb"\.\(.*\)\.")
 _PARAMS = re.compile(rb"\((?!anonymous namespace\)).*")
@@ -66,8 +68,13 @@ def parse_header(line: bytes) -> Optional[Header]:
     (b'swapper', b'0', b'0', 0, 250000, b'cpu-clock:ppp')
     >>> parse_header(b"java 25607 4794564.109216: 1 cycles:").pid
     b'?'
+    >>> parse_header(b"      web 1: worker 27240/27249 [001]  1323.13: 250000 cpu-clock:ppp:  ffffffff81614a5f f ([kernel.kallsyms])").comm
+    b'web 1: worker'
+    >>> parse_header(b"\t    7f1e2215d058 main 12 (/bin/x)") is None
+    True
     """
-    modern = _MODERN_EVENT.match(line)
+    indented = line[:1] in (b" ", b"\t")
+    modern = _MODERN_EVENT.match(line.lstrip(WHITESPACE) if indented else line)
     if modern:
         comm, pid, tid, cpu, time, period, event, rest = modern.groups()
         if tid is None:
@@ -75,7 +82,7 @@ def parse_header(line: bytes) -> Optional[Header]:
         rest = rest.strip() if rest else None
         return Header(comm, pid, tid, int(cpu) if cpu else None, float(time),
                       int(period) if period else 1, event, rest or None)
-    perl = _PERL_EVENT.match(line)
+    perl = None if indented else _PERL_EVENT.match(line)
     if not perl:
         return None
     comm, pid, tid = perl.groups()
@@ -103,6 +110,9 @@ def split_frame_line(line: bytes) -> Optional[Tuple[bytes, bytes, bytes]]:
     >>> split_frame_line(b"\\t    7f1e2215d058  (/lib/libc.so)")
     (b'7f1e2215d058', b' ', b'/lib/libc.so')
     """
+    fast = _FRAME_FAST.match(line)
+    if fast:
+        return fast.group(1), fast.group(2), fast.group(3)
     text = line.lstrip(WHITESPACE)
     end = 0
     while end < len(text) and _is_word(text[end]):
@@ -311,37 +321,44 @@ def block_lines(block: bytes, first_line: int, problems: Problems) -> Iterator[T
 
 @dataclass
 class _Sample:
-    header: Optional[Header]
+    header: Header
     frames: List[Tuple[bytes, bytes, bytes]]
+    line_no: int = 0
 
 
 def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
-    """Samples in input order; malformed lines are counted in `problems` and skipped."""
+    """Samples in input order; malformed lines are counted in `problems` and skipped.
+    A new event line ends the previous sample (single-line stacks need no blank line)."""
     for first_line, block in iter_blocks(open_binary(stream)):
-        if first_line < 0:
-            problems.add("incomplete last sample (no closing blank line)", -first_line)
-            continue
+        final = first_line < 0
         sample: Optional[_Sample] = None
-        for line_no, line in block_lines(block, first_line, problems):
-            header = None if line[0] in WHITESPACE else parse_header(line)
+        single_line = False
+        for line_no, line in block_lines(block, abs(first_line), problems):
+            header = parse_header(line)
             if header is None:
                 frame = split_frame_line(line)
                 if frame is None:
-                    problems.add("unrecognised stack lines", line_no)
+                    problems.add("unrecognised lines", line_no)
                 elif sample is None:
                     problems.add("stack lines without an event line", line_no)
                 else:
                     sample.frames.append(frame)
+                    single_line = False
                 continue
             if sample is not None:
                 yield sample
-            sample = _Sample(header, [])
+            sample = _Sample(header, [], line_no)
+            single_line = bool(header.inline_frame)
             if header.inline_frame:
                 frame = split_frame_line(b"\t" + header.inline_frame)
                 if frame:
                     sample.frames.append(frame)
-        if sample is not None:
-            yield sample
+        if sample is None:
+            continue
+        if final and not single_line:
+            problems.add("incomplete last sample (no closing blank line)", sample.line_no)
+            continue
+        yield sample
 
 
 def _decode(name: bytes) -> str:
