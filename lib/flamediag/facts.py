@@ -417,7 +417,7 @@ def _interrupts(src: _Source) -> None:
         return
     totals: Dict[str, int] = {}
     for label, row in interrupts.delta(start, end).items():
-        key = label if not label.isdigit() else (row["name"] or label)
+        key = label if not label.isdecimal() else (row["name"] or label)
         totals[key] = totals.get(key, 0) + sum(row["counts"])
     src.facts.series["interrupts"] = totals
     for key, total in totals.items():
@@ -473,7 +473,7 @@ def _procstat_utilisation(src: _Source):
 
 def _mpstat_facts(src: _Source, averages: Dict[str, Dict[str, float]], path, bad) -> None:
     facts = src.facts
-    per_cpu = {cpu: cols for cpu, cols in averages.items() if cpu.isdigit()}
+    per_cpu = {cpu: cols for cpu, cols in averages.items() if cpu.isdecimal()}
     for column in MPSTAT_COLUMNS:
         if "all" in averages and column in averages["all"]:
             facts.set(f"mpstat.{column}_pct.avg", averages["all"][column], path, bad)

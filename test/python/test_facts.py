@@ -283,3 +283,30 @@ def test_real_capture_bundle_from_this_vm():
     assert facts.get("memcg.max_failcnt") == 0 and facts.has("softirq.delta.SCHED.total")
     assert facts.get("window.seconds") == bundle.manifest["duration_actual"]
     assert len(facts) > 500
+
+
+class MutatingReader:
+    """The real capture bundle, every text with one digit swapped for a look-alike."""
+
+    def __init__(self, bundle, digit, odd):
+        self.bundle, self.digit, self.odd = bundle, digit, odd
+        self.manifest, self.unverified = bundle.manifest, bundle.unverified
+
+    def read_text(self, name, phase=None, instance=None):
+        text = self.bundle.read_text(name, phase=phase, instance=instance)
+        return None if text is None else text.replace(self.digit, self.odd)
+
+    def instances(self, name):
+        return self.bundle.instances(name)
+
+    def source(self, name, phase=None, instance=None):
+        return self.bundle.source(name, phase, instance)
+
+
+@pytest.mark.parametrize("odd", ["\u00b2", "\u0661", "nan", "-1"])
+def test_no_fact_builder_breaks_on_mutated_real_evidence(odd):
+    bundle = open_bundle(Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / "bundle" / "capture-vm-futex")
+    for digit in "0123456789":
+        facts = build_facts(MutatingReader(bundle, digit, odd))
+        broken = [s for s in facts.data_quality if s.startswith("facts:")]
+        assert broken == [], (digit, odd)

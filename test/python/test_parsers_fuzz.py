@@ -15,7 +15,11 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(Healt
 REAL_LINES = sorted({line for path in FIXTURES.rglob("*.txt")
                      for line in path.read_text(errors="replace").splitlines()[:40]})
 junk = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
-mixed = st.lists(st.one_of(st.sampled_from(REAL_LINES), junk), max_size=40).map("\n".join)
+# Real lines whose digits are swapped for look-alikes that str.isdigit()/float() treat specially.
+ODD = ["\u00b2", "\u0661", "\u066b", "\u00a0", "\u2212", "nan", "inf", "1_0", "-", "", "\x00", "99999999999999999999999"]
+mutated = st.builds(lambda line, digit, odd: line.replace(digit, odd),
+                    st.sampled_from(REAL_LINES), st.sampled_from("0123456789"), st.sampled_from(ODD))
+mixed = st.lists(st.one_of(st.sampled_from(REAL_LINES), mutated, junk), max_size=40).map("\n".join)
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -49,3 +53,23 @@ def test_huge_and_hostile_input_is_bounded(name):
                + "{" * 5000 + "\n" + "node distances:\nnode 0 1\n 0: 10\n")
     result = MODULES[name].parse(hostile)
     assert isinstance(result["notes"], list)
+
+
+FIXTURE_MODULE = {"mpstat": "mpstat", "vmstat": "vmstat", "pidstat": "pidstat", "numastat": "numastat",
+                  "numactl": "numactl", "ss": "ss", "procvmstat": "procvmstat", "interrupts": "interrupts",
+                  "softirqs": "softirqs", "softnet": "softnet", "meminfo": "meminfo", "pressure": "pressure",
+                  "procstat": "procstat", "sysctl": "sysctl", "thp": "thp", "clocksource": "clocksource",
+                  "cpufreq": "cpufreq", "cpuidle": "cpuidle", "ethtool": "ethtool", "modparams": "modparams",
+                  "nicirqs": "nicirqs", "memcg": "memcg", "audit": "audit", "dmesg": "dmesg",
+                  "loadavg": "loadavg", "tuned": "tuned", "schedknobs": "schedknobs"}
+
+
+@pytest.mark.parametrize("directory", sorted(FIXTURE_MODULE))
+def test_every_digit_of_every_fixture_swapped_for_a_look_alike(directory):
+    """Deterministic: `²` passes str.isdigit() but not int(); `١` is a decimal int() accepts."""
+    parse = MODULES[FIXTURE_MODULE[directory]].parse
+    for path in sorted((FIXTURES / directory).glob("*.txt")):
+        text = path.read_text(errors="replace")[:20000]
+        for digit in "0123456789":
+            for odd in ("\u00b2", "\u0661", "nan"):
+                assert isinstance(parse(text.replace(digit, odd))["notes"], list), (path.name, digit, odd)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from ._common import add_note, integer, lines
+from ._common import add_note, lines
 
 
 def parse(text: str) -> dict:
@@ -46,11 +46,13 @@ def parse(text: str) -> dict:
 
 def _row(tokens: List[str], ncpus: int) -> dict:
     counts: List[int] = []
-    rest = tokens[1:]
-    while rest and len(counts) < max(ncpus, 1) and integer(rest[0]) is not None:
-        counts.append(int(rest.pop(0)))
+    index = 1
+    while index < len(tokens) and len(counts) < max(ncpus, 1) and tokens[index].isdecimal():
+        counts.append(int(tokens[index]))
+        index += 1
+    rest = tokens[index:]
     label = tokens[0][:-1]
-    name = rest[-1] if label.isdigit() and rest else " ".join(rest)
+    name = rest[-1] if label.isdecimal() and rest else " ".join(rest)
     return {"counts": counts, "name": name}
 
 

@@ -88,7 +88,7 @@ def _row(tokens, columns, result, averages, notes) -> None:
         return
     cpu = tokens[-width]
     values = _values(tokens[-len(columns):])
-    if (cpu != "all" and not cpu.isdigit()) or values is None:
+    if (cpu != "all" and not cpu.isdecimal()) or values is None:
         add_note(notes, "mpstat: unreadable row(s) ignored")
         return
     when = " ".join(tokens[:-width])

@@ -71,7 +71,7 @@ def parse(text: str) -> dict:
 def _node_fact(match, result: dict) -> None:
     node, what, value = int(match.group(1)), match.group(2), match.group(3)
     if what == "cpus":
-        result["node_cpus"][node] = [int(t) for t in value.split() if t.isdigit()]
+        result["node_cpus"][node] = [int(t) for t in value.split() if t.isdecimal()]
     else:
         amount = integer(value.split()[0]) if value.split() else None
         if amount is not None:

@@ -42,7 +42,7 @@ def _parse_lines(content: List[str], notes: List[str]) -> dict:
         if tokens[0].startswith("cpu"):
             cpu = tokens[0][3:] or "all"
             counts = [v for v in values if v is not None]
-            if len(counts) < 4 or (cpu != "all" and not cpu.isdigit()):
+            if len(counts) < 4 or (cpu != "all" and not cpu.isdecimal()):
                 add_note(notes, "proc.stat: unreadable cpu line(s) ignored")
                 continue
             result["cpus"][cpu] = dict(zip(FIELDS, counts))
