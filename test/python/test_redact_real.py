@@ -142,6 +142,7 @@ def test_same_findings_after_redaction(real):
         if "not implemented" in proc.stderr:
             pytest.skip("diagnose is still a placeholder")
         assert proc.returncode in (0, 1), proc.stderr
+        assert (outdir / "findings.json").exists(), proc.stdout + proc.stderr
         doc = json.loads((outdir / "findings.json").read_text())
         results.append(([(f["id"], f.get("confidence"), f.get("score"), f.get("share")) for f in doc["findings"]],
                         doc.get("samples")))
