@@ -265,3 +265,15 @@ def test_cpufreq_vm_without_cpufreq_and_intel_pstate():
     assert cpufreq.parse(fixture("cpufreq/vm-none.txt")) == {"policies": {}, "notes": []}
     policies = cpufreq.parse(fixture("cpufreq/hand-intel-pstate-powersave.txt"))["policies"]
     assert policies["policy1"]["cur"] == 3400000 and policies["policy2"]["governor"] == "performance"
+
+
+@pytest.mark.parametrize("name,columns", [("vmstat/c-wide-timestamp-cet.txt", 18), ("vmstat/c-active.txt", 17)])
+def test_vmstat_timestamp_and_active_layouts(name, columns):
+    result = vmstat.parse(fixture(name))
+    assert result["notes"] == [] and len(result["columns"]) == columns
+    assert result["rows"] and "cs" in result["average"]
+
+
+def test_mpstat_json_cpu_load_all_key():
+    text = fixture("mpstat/json.txt").replace('"cpu-load"', '"cpu-load-all"')
+    assert mpstat.parse(text)["average"] == mpstat.parse(fixture("mpstat/json.txt"))["average"]

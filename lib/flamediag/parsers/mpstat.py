@@ -160,11 +160,12 @@ def parse_json(text: str, notes: Optional[List[str]] = None) -> dict:
 
 
 def _json_interval(stat, columns: List[str], notes: List[str]) -> Optional[dict]:
-    if not isinstance(stat, dict) or not isinstance(stat.get("cpu-load"), list):
+    loads = stat.get("cpu-load", stat.get("cpu-load-all")) if isinstance(stat, dict) else None
+    if not isinstance(loads, list):
         add_note(notes, "mpstat JSON: statistics entry without cpu-load ignored")
         return None
     interval = {"time": str(stat.get("timestamp", "")), "cpus": {}}
-    for load in stat["cpu-load"]:
+    for load in loads:
         if not isinstance(load, dict) or "cpu" not in load:
             add_note(notes, "mpstat JSON: cpu-load entry without cpu ignored")
             continue

@@ -25,6 +25,9 @@ from typing import List
 
 from ._common import add_note, integer, lines
 
+KNOWN = ("r", "b", "swpd", "free", "buff", "cache", "inact", "active", "si", "so", "bi", "bo", "in", "cs",
+         "us", "sy", "id", "wa", "st", "gu")
+
 
 def parse(text: str) -> dict:
     notes: List[str] = []
@@ -35,8 +38,7 @@ def parse(text: str) -> dict:
         if not tokens or tokens[0].startswith("procs") or tokens[0].startswith("-"):
             continue
         if tokens[:2] == ["r", "b"]:
-            columns = [t for t in tokens if t not in ("UTC",) and not t.startswith("-")]
-            columns = [c for c in columns if c.isalpha()]
+            columns = [t for t in tokens if t in KNOWN]  # drops the -t time zone column (UTC, CET...)
             continue
         if not columns:
             continue
