@@ -1,0 +1,114 @@
+"""samples/: each sample gives the top finding samples/README.md promises, is exactly what its spec
+generates, stays small, and is a well-formed bundle (manifest collectors, SHA256SUMS, perf script)."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from diagnose_helpers import SAMPLES, build_bundle, load_spec
+from flamediag import bundle as bundle_mod
+from flamediag import perfscript
+from flamediag.diagnose import load_playbooks, run_diagnosis
+
+ROW = re.compile(r"^\| `(?P<name>[^`]+)` \| [^|]+ \| (?P<expect>.+?) \|$")
+
+
+def readme_rows():
+    rows = []
+    for line in (SAMPLES / "README.md").read_text(encoding="utf-8").splitlines():
+        match = ROW.match(line)
+        if match:
+            expect = match.group("expect")
+            top = re.match(r"`([a-z0-9-]+)`, high", expect)
+            rows.append((match.group("name"), top.group(1) if top else None))
+    return rows
+
+
+ROWS = readme_rows()
+SPECS = sorted((SAMPLES / "specs").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def playbooks():
+    return load_playbooks()
+
+
+def test_readme_lists_every_sample_directory():
+    listed = {name for name, _ in ROWS}
+    on_disk = {p.name for p in SAMPLES.iterdir() if (p / "manifest.json").exists()}
+    assert listed == on_disk and len(listed) >= 5
+
+
+@pytest.mark.parametrize("name,top", ROWS, ids=[r[0] for r in ROWS])
+def test_sample_gives_its_expected_top_finding(name, top, playbooks):
+    doc = run_diagnosis(str(SAMPLES / name), loaded=playbooks).findings_json()
+    if top is None:
+        assert [f for f in doc["findings"] if f["confidence"] in ("medium", "high")] == [], doc["findings"]
+    else:
+        assert doc["findings"][0]["id"] == top, (doc["findings"], doc["ruled_out"])
+        assert doc["findings"][0]["confidence"] == "high", doc["findings"][0]
+
+
+@pytest.mark.parametrize("spec_path", SPECS, ids=lambda p: p.stem)
+def test_sample_is_exactly_what_its_spec_generates(spec_path, tmp_path):
+    spec = load_spec(spec_path)
+    fresh = build_bundle(spec, tmp_path / spec["name"])
+    committed = SAMPLES / spec["name"]
+    fresh_files = {str(p.relative_to(fresh)): p.read_bytes() for p in fresh.rglob("*") if p.is_file()}
+    committed_files = {str(p.relative_to(committed)): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
+    assert fresh_files.keys() == committed_files.keys()
+    changed = [name for name in fresh_files if fresh_files[name] != committed_files[name]]
+    assert not changed, f"regenerate with: .venv/bin/python samples/tools/make-sample {spec_path.relative_to(SAMPLES.parent)}"
+
+
+@pytest.mark.parametrize("name", [r[0] for r in ROWS])
+def test_sample_is_a_small_well_formed_bundle(name):
+    root = SAMPLES / name
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    assert size < 512 * 1024
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["schema"] == 1 and manifest["kernel"] and manifest["cpus"] >= 1
+    with bundle_mod.open_bundle(root) as opened:
+        assert opened.problems == []
+        assert opened.collector("perf.script") is not None
+        for entry in manifest["collectors"]:
+            assert opened.read(entry["name"], entry["phase"], entry["instance"]) is not None, entry
+    sums = dict(reversed(line.split("  ", 1)) for line in (root / "SHA256SUMS").read_text().splitlines())
+    for rel, digest in sums.items():
+        assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("name", [r[0] for r in ROWS])
+def test_perf_script_is_real_syntax_consistent_with_the_manifest(name):
+    root = SAMPLES / name
+    manifest = json.loads((root / "manifest.json").read_text())
+    text = gzip.decompress((root / "perf" / "perf.script.gz").read_bytes())
+    first = text.split(b"\n", 1)[0]
+    assert re.match(rb"^\S+ \d+/\d+ \[\d{3}\] +\d+\.\d{6}: +\d+ cpu-clock: $", first), first
+    with open(root / "perf" / "perf.script.gz", "rb") as handle:
+        profile = perfscript.read_profile(handle)
+    assert profile.skipped_lines == 0 and profile.data_quality == []
+    assert profile.cpus() == list(range(manifest["cpus"]))
+    expected = manifest["cpus"] * manifest["frequency"] * manifest["duration_actual"]
+    assert profile.total() == pytest.approx(expected, rel=0.01)
+
+
+def test_generator_is_deterministic_and_derives_collectors(tmp_path):
+    spec = load_spec(SPECS[0])
+    one = build_bundle(spec, tmp_path / "one")
+    two = build_bundle(spec, tmp_path / "two")
+    assert (one / "SHA256SUMS").read_bytes() == (two / "SHA256SUMS").read_bytes()
+    names = {(c["name"], c["phase"]) for c in json.loads((one / "manifest.json").read_text())["collectors"]}
+    assert ("perf.script", "once") in names and ("mpstat", "window") in names
+
+
+def test_generator_refuses_more_samples_than_ticks(tmp_path):
+    spec = {"name": "x", "kernel": "6.1.0", "cpus": 1, "duration": 1, "frequency": 10,
+            "stacks": [{"comm": "a", "pid": 1, "samples": 11, "stack": "f"}]}
+    with pytest.raises(SystemExit, match="only 10 ticks"):
+        build_bundle(spec, tmp_path / "x")
