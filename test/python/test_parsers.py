@@ -277,3 +277,17 @@ def test_vmstat_timestamp_and_active_layouts(name, columns):
 def test_mpstat_json_cpu_load_all_key():
     text = fixture("mpstat/json.txt").replace('"cpu-load"', '"cpu-load-all"')
     assert mpstat.parse(text)["average"] == mpstat.parse(fixture("mpstat/json.txt"))["average"]
+
+
+def test_pidstat_sysstat9_without_uid_column():
+    result = pidstat.parse(fixture("pidstat/hand-sysstat9-no-uid-12h.txt"))
+    assert result["notes"] == []
+    assert [(r["time"], r["pid"], r["command"], r["%system"]) for r in result["cpu"]] == [
+        ("02:46:27 PM", 2841, "java", 65.0), ("02:46:27 PM", 3112, "kswapd0", 3.0)]
+    assert result["switches"][0]["cswch/s"] == 120.0 and result["average_switches"][1]["pid"] == 3112
+    assert result["intervals"] == 1
+
+
+def test_pidstat_12h_with_uid_keeps_time_apart_from_uid():
+    row = pidstat.parse(fixture("pidstat/en_US-12h.txt"))["cpu"][0]
+    assert row["time"].endswith(("AM", "PM")) and isinstance(row["pid"], int)

@@ -33,15 +33,17 @@ def parse(text: str) -> dict:
     result = {"cpu": [], "switches": [], "average_cpu": [], "average_switches": [],
               "intervals": 0, "notes": notes}
     columns: Optional[List[str]] = None
+    leading = 1  # header tokens before PID: time, [AM|PM], [UID] (sysstat 9 has no UID column)
     times = set()
     for line in lines(text, notes):
         tokens = line.split()
-        if "PID" in tokens and "Command" in tokens:
-            columns = tokens[tokens.index("PID") + 1:tokens.index("Command")]
+        if "PID" in tokens and "Command" in tokens and tokens.index("PID") < tokens.index("Command"):
+            leading = tokens.index("PID")
+            columns = tokens[leading + 1:tokens.index("Command")]
             continue
         if not tokens or columns is None or tokens[0] == "Linux":
             continue
-        row = _row(tokens, columns)
+        row = _row(tokens, columns, leading)
         if row is None:
             add_note(notes, "pidstat: unreadable row(s) ignored")
             continue
@@ -58,16 +60,17 @@ def parse(text: str) -> dict:
     return result
 
 
-def _row(tokens: List[str], columns: List[str]) -> Optional[dict]:
-    # time [AM|PM] UID PID cols... Command (command may contain spaces)
-    start = 2 if len(tokens) > 1 and tokens[1] in ("AM", "PM") else 1
-    if len(tokens) < start + 2 + len(columns) + 1:
+def _row(tokens: List[str], columns: List[str], leading: int) -> Optional[dict]:
+    # time [AM|PM] [UID] PID cols... Command (the command may contain spaces); the header above
+    # has the same leading layout, so PID sits at the same index
+    if len(tokens) < leading + 1 + len(columns) + 1:
         return None
-    pid = integer(tokens[start + 1])
-    values = [None if t == "-" else number(t) for t in tokens[start + 2:start + 2 + len(columns)]]
+    pid = integer(tokens[leading])
+    values = [None if t == "-" else number(t) for t in tokens[leading + 1:leading + 1 + len(columns)]]
     if pid is None or any(v is None and c != "CPU" for c, v in zip(columns, values)):
         return None
-    row = {"time": " ".join(tokens[:start]), "pid": pid,
-           "command": " ".join(tokens[start + 2 + len(columns):])}
+    has_uid = leading >= 2 and integer(tokens[leading - 1]) is not None and tokens[leading - 1] not in ("AM", "PM")
+    when = tokens[:leading - 1] if has_uid else tokens[:leading]
+    row = {"time": " ".join(when), "pid": pid, "command": " ".join(tokens[leading + 1 + len(columns):])}
     row.update(zip(columns, values))
     return row
