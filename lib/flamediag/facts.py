@@ -93,6 +93,7 @@ class _Source:
         self.reader = reader
         self.facts = facts
         self.pasted = pasted
+        self.interrupt_deltas = None  # (per-IRQ deltas, path, unverified) once proc.interrupts is read
 
     def parsed(self, name: str, parse, phase: Optional[str] = None, instance: Optional[str] = None):
         """(parsed result, source path, unverified) or (None, None, False) when not captured."""
@@ -416,7 +417,9 @@ def _interrupts(src: _Source) -> None:
     if start is None:
         return
     totals: Dict[str, int] = {}
-    for label, row in interrupts.delta(start, end).items():
+    deltas = interrupts.delta(start, end)
+    src.interrupt_deltas = (deltas, path, bad)
+    for label, row in deltas.items():
         key = label if not label.isdecimal() else (row["name"] or label)
         totals[key] = totals.get(key, 0) + sum(row["counts"])
     src.facts.series["interrupts"] = totals
@@ -608,6 +611,26 @@ def _nic_irqs(src: _Source) -> None:
     single = len(result["cpus"]) == 1
     src.facts.set("nic.irqs.single_cpu", single, path, bad)
     src.facts.series["nic.irqs"] = result["irqs"]
+    _nic_irq_load(src, [str(entry["irq"]) for entry in result["irqs"]])
+
+
+def _nic_irq_load(src: _Source, labels: List[str]) -> None:
+    """Where the NIC interrupts actually landed in the window (/proc/interrupts deltas of its IRQs)."""
+    if src.interrupt_deltas is None:
+        return
+    deltas, path, bad = src.interrupt_deltas
+    per_cpu: List[int] = []
+    for label in labels:
+        for cpu, count in enumerate(deltas.get(label, {}).get("counts", [])):
+            per_cpu.extend([0] * (cpu + 1 - len(per_cpu)))
+            per_cpu[cpu] += count
+    total = sum(per_cpu)
+    if total <= 0:
+        return
+    top = max(range(len(per_cpu)), key=lambda cpu: per_cpu[cpu])
+    src.facts.set("nic.irqs.delta.total", total, path, bad)
+    src.facts.set("nic.irqs.delta.top_cpu", top, path, bad)
+    src.facts.set("nic.irqs.delta.top_share", round(per_cpu[top] / total, 4), path, bad)
 
 
 def _modparams(src: _Source) -> None:

@@ -46,6 +46,8 @@ def nic_softirq_files():
         ("ethtool.c", "once", "eth0"): fixture("ethtool/hand-c-ixgbevf-rx-usecs1.txt"),
         ("nic.irqs", "once", None): fixture("nicirqs/hand-ixgbevf-all-cpu0.txt"),
         ("nic.modparams", "once", None): fixture("modparams/hand-ixgbevf-itr1.txt"),
+        ("proc.interrupts", "start", None): fixture("interrupts/hand-ixgbevf-cpu0-start.txt"),
+        ("proc.interrupts", "end", None): fixture("interrupts/hand-ixgbevf-cpu0-end.txt"),
     }
 
 
@@ -103,6 +105,9 @@ def test_nic_softirq_facts(tmp_path):
     assert facts.get("nic.eth0.rx_usecs") == 1
     assert facts.get("nic.irqs.cpus") == [0] and facts.get("nic.irqs.single_cpu") is True
     assert facts.get("modparam.ixgbevf.InterruptThrottleRate") == "1,1,1,1,1,1,1,1"
+    assert facts.get("nic.irqs.delta.total") == 2100000 + 1900000
+    assert (facts.get("nic.irqs.delta.top_cpu"), facts.get("nic.irqs.delta.top_share")) == (0, 1.0)
+    assert facts.get("interrupts.delta.eth0-TxRx-0.total") == 2100000
 
 
 def test_even_softirq_spread_has_low_concentration(tmp_path):
