@@ -410,6 +410,8 @@ def _softirqs(src: _Source) -> None:
             top = max(range(len(per_cpu)), key=lambda i: per_cpu[i])
             src.facts.set(f"softirq.delta.{vector}.top_cpu", top, path, bad)
             src.facts.set(f"softirq.delta.{vector}.top_share", round(per_cpu[top] / total, 4), path, bad)
+            concentration = per_cpu[top] / (total / len(per_cpu))
+            src.facts.set(f"softirq.delta.{vector}.concentration", round(concentration, 3), path, bad)
 
 
 def _interrupts(src: _Source) -> None:

@@ -100,6 +100,8 @@ def test_nic_softirq_facts(tmp_path):
     assert facts.get("mpstat.soft_pct.concentration") == pytest.approx(59.09 / (59.09 / 4), abs=0.01)
     assert facts.get("mpstat.soft_pct.avg") == 11.57
     assert facts.get("softirq.delta.NET_RX.top_cpu") == 0
+    assert facts.get("softirq.delta.NET_RX.concentration") == pytest.approx(4 * 3000000 / 3000200, abs=0.001)
+    assert facts.get("softirq.delta.TIMER.concentration") < 1.1
     assert facts.get("softirq.delta.NET_RX.top_share") == pytest.approx(3000000 / 3000200, abs=1e-4)
     assert facts.get("nic.eth0.driver") == "ixgbevf" and facts.get("nic.eth0.rx_queues") == 2
     assert facts.get("nic.eth0.rx_usecs") == 1
