@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .kernelnames import normalize
@@ -124,15 +125,22 @@ def _context_ok(compiled: _Compiled, record: StackRecord) -> bool:
     return compiled.comm is None or bool(compiled.comm.search(record.comm or ""))
 
 
-def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool):
+def _possible(pattern: Sequence[FrozenSet[str]], present: FrozenSet[str]) -> bool:
+    """Cheap pre-check (C-speed set ops): every element has some frame in the stack."""
+    return all(WILDCARD in element or not element.isdisjoint(present) for element in pattern)
+
+
+def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, present: FrozenSet[str]):
     """(matched frame names, strong?) for one stack, or None."""
     if not ancestry:
         seen = [n for n in names if n in compiled.distinctive]
         return (set(seen), True) if seen else None
-    if any(match_pattern(names, p) is not None for p in compiled.exclude):
+    if any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
         return None
     strong, found = False, set()
     for index, pattern in enumerate(compiled.patterns):
+        if not _possible(pattern, present):
+            continue
         hits = match_pattern(names, pattern, compiled.leaf_within)
         if hits is not None:
             found.update(names[i] for i in hits)
@@ -141,8 +149,11 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool):
     return (found, strong) if found else None
 
 
+_normalize_cached = lru_cache(maxsize=1 << 16)(normalize)
+
+
 def normalized_names(record: StackRecord) -> Tuple[str, ...]:
-    return tuple(normalize(f.name) for f in record.frames)
+    return tuple(_normalize_cached(f.name) for f in record.frames)
 
 
 def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
@@ -150,15 +161,19 @@ def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
     return [(r, normalized_names(r)) for r in profile if not is_idle(r)]
 
 
+def _with_sets(busy) -> List[Tuple[StackRecord, Tuple[str, ...], FrozenSet[str]]]:
+    return [(record, names, frozenset(names)) for record, names in busy]
+
+
 def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
     compiled = _Compiled(playbook)
-    busy = busy if busy is not None else busy_records(profile)
+    busy = busy if busy is not None else _with_sets(busy_records(profile))
     result = Match(playbook, flat=not profile.ancestry)
-    for record, names in busy:
+    for record, names, present in busy:
         result.busy += record.weight
         if not _context_ok(compiled, record):
             continue
-        hit = _match_record(compiled, names, profile.ancestry)
+        hit = _match_record(compiled, names, profile.ancestry, present)
         if hit is None:
             continue
         found, strong = hit
@@ -174,7 +189,7 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
 
 
 def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
-    busy = busy_records(profile)
+    busy = _with_sets(busy_records(profile))
     return [match_playbook(p, profile, busy) for p in playbooks]
 
 
