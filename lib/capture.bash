@@ -266,6 +266,7 @@ record_window() {
 	if [ -n "$END_SIGNAL" ]; then
 		WINDOW_STOPPED=1
 		stop_window INT
+		wait_window_exit "$KILL_GRACE" || stop_window KILL
 	fi
 }
 
@@ -335,6 +336,11 @@ run_diagnose() {
 ### main
 main() {
 	local rc
+	if [ -n "${FLAMEDIAG_TRACE:-}" ]; then
+		exec 6>>"$FLAMEDIAG_TRACE"
+		BASH_XTRACEFD=6 PS4='+ ${EPOCHREALTIME:-} ${FUNCNAME[0]:-main}: '
+		set -x
+	fi
 	parse_args "$@"
 	CPUS=$(count_cpus)
 	NUMA_NODES=$(count_numa_nodes)

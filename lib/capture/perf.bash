@@ -25,7 +25,7 @@ perf_preflight() {
 		return 0
 	fi
 	t0=$(now_s)
-	LC_ALL=C timeout -k 2 15 "${ARGV[@]}" >"$out" 2>&1 </dev/null 9>&- &
+	LC_ALL=C "${ORPHAN_TERM[@]}" timeout -k 2 30 "${ARGV[@]}" >"$out" 2>&1 </dev/null 9>&- &
 	CURRENT_PID=$!
 	wait_child "$CURRENT_PID"
 	rc=$?
@@ -67,7 +67,7 @@ classify_perf_failure() {
 		PF_REASON="permission: $(is_root && echo root || echo "not root") and kernel.perf_event_paranoid=$paranoid"
 		PF_FIX="run as root (sudo flamediag capture ...), or: sudo sysctl -w kernel.perf_event_paranoid=-1"
 	elif [ "$rc" = 124 ]; then
-		PF_REASON="perf record -- true did not finish in 15 s"
+		PF_REASON="perf record -- true did not finish in 30 s (host overloaded, or perf stuck)"
 		PF_FIX="check perf by hand: perf record -a -o /dev/null -- true"
 	else
 		PF_REASON="perf record failed (exit $rc): $(grep -v '^$' "$file" | tail -n 1)"
@@ -91,7 +91,7 @@ perf_record_start() {
 
 perf_launch() {
 	PERF_T0=$(now_s)
-	LC_ALL=C timeout -s INT -k 10 "$((OPT_DURATION + SLACK))" "${PERF_ARGV[@]}" \
+	LC_ALL=C "${ORPHAN_INT[@]}" timeout -s INT -k 10 "$((OPT_DURATION + SLACK))" "${PERF_ARGV[@]}" \
 		>"$BUNDLE_DIR/perf/record.log" 2>&1 </dev/null 9>&- &
 	PERF_PID=$!
 }
@@ -101,7 +101,7 @@ perf_control() {
 	local ack=""
 	[ -n "${PERF_PID:-}" ] && [ -p "${PERF_CTL:-}" ] || return 1
 	echo "$1" >&7
-	read -r -t 15 ack <&8
+	read -r -t 30 ack <&8
 	[ "$ack" = ack ]
 }
 
@@ -116,7 +116,7 @@ perf_enable() {
 		perf_launch
 		return 0
 	fi
-	PERF_WARNINGS+=("perf did not acknowledge 'enable' within 15 s: window start approximate")
+	PERF_WARNINGS+=("perf did not acknowledge 'enable' within 30 s: window start approximate")
 }
 
 # perf_stop -> end of the window: disable sampling, then SIGINT so perf finalises perf.data.

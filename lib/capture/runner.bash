@@ -1,7 +1,7 @@
 # runner.bash - reads lib/collectors.tsv and runs each declaration (sourced by lib/capture.bash).
 # shellcheck shell=bash disable=SC2034
 #
-# Every collector runs as: nice 19 / ionice idle / LC_ALL=C / timeout -k GRACE T argv, so it gets
+# Every collector runs as: LC_ALL=C timeout -k GRACE T argv (once-only ones at nice 10), so it gets
 # its own process group (GNU timeout calls setpgid) and on expiry the whole group dies: a
 # grandchild holding stdout cannot hang the capture. fd 9 (the capture lock) is closed for the
 # children so an orphan cannot keep the lock after `kill -9` of the capture.
@@ -12,7 +12,8 @@ declare -A STATUS_OF=() REASON_OF=() FIX_OF=()   # collector name -> last status
 ENTRY_SEQ=0
 CURRENT_PID=""            # the synchronous collector running now (signal handler kills it)
 KILL_GRACE=${FLAMEDIAG_KILL_GRACE:-2}
-PRIO=(nice -n 19)
+ORPHAN_TERM=() ORPHAN_INT=()
+PRIO=(nice -n 19)         # post-processing (perf script, gzip, tar): nice 19 + ionice idle
 
 load_declarations() {
 	local name phase each timeout cap needs out argv
@@ -22,6 +23,11 @@ load_declarations() {
 		C_CAP+=("$cap") C_NEEDS+=("$needs") C_OUT+=("$out") C_ARGV+=("$argv")
 	done <"$1"
 	command -v ionice >/dev/null 2>&1 && PRIO+=(ionice -c3)
+	# children get SIGTERM (perf: SIGINT) if the capture itself dies (kill -9): no orphan keeps
+	# recording; util-linux >= 2.33 has setpriv --pdeathsig
+	if setpriv --pdeathsig TERM true 2>/dev/null; then
+		ORPHAN_TERM=(setpriv --pdeathsig TERM) ORPHAN_INT=(setpriv --pdeathsig INT)
+	fi
 	return 0
 }
 
@@ -164,8 +170,12 @@ launch() {
 	t=$(effective_timeout "$i" "$phase")
 	# INT lets mpstat/bcc/bpftrace print their summary before exiting
 	[ "$phase" = window ] && sig=INT
+	# Snapshots and samplers keep normal priority: during a CPU spike a nice 19 `cat
+	# /proc/interrupts` waits seconds for a CPU and the snapshots stop bracketing the window.
+	local prio=()
+	[ "$phase" = once ] && prio=(nice -n 10)
 	LAUNCH_T0=$(now_s)
-	LC_ALL=C "${PRIO[@]}" timeout -s "$sig" -k "$KILL_GRACE" "$t" "${ARGV[@]}" \
+	LC_ALL=C "${prio[@]}" "${ORPHAN_TERM[@]}" timeout -s "$sig" -k "$KILL_GRACE" "$t" "${ARGV[@]}" \
 		>"$out" 2>"$err" </dev/null 9>&- &
 	LAUNCH_PID=$!
 }
@@ -421,8 +431,24 @@ reap_window() {
 stop_window() {
 	local i
 	for i in "${!WPID[@]}"; do
-		kill "-$1" "${WPID[$i]}" 2>/dev/null
+		if [ "$1" = KILL ]; then
+			# timeout cannot forward KILL: kill its whole group
+			kill -KILL -- "-${WPID[$i]}" 2>/dev/null
+		else
+			kill "-$1" "${WPID[$i]}" 2>/dev/null
+		fi
 	done
+}
+
+# wait_window_exit SECONDS -> true when every window collector ended within SECONDS
+wait_window_exit() {
+	local tries=$(($1 * 10))
+	while [ "$tries" -gt 0 ]; do
+		window_running || return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	! window_running
 }
 
 window_running() {
