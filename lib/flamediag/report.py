@@ -89,9 +89,10 @@ def stack_lines(frames: Sequence[str]) -> str:
     return "\n".join(frames)
 
 
-def pct(fraction) -> str:
+def pct(fraction) -> Trusted:
+    """Our own number formatting, not data: emitted as is."""
     fraction = float(fraction or 0)
-    return f"{fraction * 100:.1f} %" if 0 < fraction < 0.1 else f"{fraction * 100:.0f} %"
+    return Trusted(f"{fraction * 100:.1f} %" if 0 < fraction < 0.1 else f"{fraction * 100:.0f} %")
 
 
 def where_cpus(cpus: Dict[str, float]) -> str:
