@@ -33,6 +33,8 @@ CATALOG = (
     "direct-reclaim", "memcg-reclaim", "numa-balancing", "tlb-shootdown", "mmap-lock", "mutex-spinning",
     "futex-contention", "slow-clocksource", "audit-overhead", "sched-overhead", "tcp-retransmit",
     "cpu-power-saving", "xen-netfront", "spinlock-contention",
+    # beyond the required ids, same rigour (issue 6 "add more where you know real incidents")
+    "rcu-callback-flood", "lru-lock-contention", "dentry-lock-contention", "kworker-storm",
 )
 SIGNATURES = FIXTURES / "signatures"
 CONFIDENT = ("medium", "high")
