@@ -196,25 +196,37 @@ def _guarded(builder, src: _Source, label: Optional[str] = None) -> None:
 
 def _capture_facts(src: _Source, manifest: dict) -> None:
     facts = src.facts
-    release = manifest.get("kernel") if isinstance(manifest.get("kernel"), str) else None
-    release_source = "manifest.json"
-    if not release:
-        text = src.reader.read_text("uname")
-        tokens = (text or "").split()
-        release = tokens[2] if len(tokens) > 2 and tokens[0] == "Linux" else None
-        release_source = src._path("uname", None, None)
-    if release:
-        facts.set("kernel.release", release, release_source)
-        version = re.match(r"^(\d+)\.(\d+)", release)
-        if version:
-            facts.set("kernel.version", [int(version.group(1)), int(version.group(2))], release_source)
-    if isinstance(manifest.get("cpus"), int):
+    _kernel_facts(src, manifest)
+    if isinstance(manifest.get("cpus"), int) and not isinstance(manifest.get("cpus"), bool):
         facts.set("cpus", manifest["cpus"], "manifest.json")
+    else:
+        _lscpu_cpus(src)
     perf = manifest.get("perf") if isinstance(manifest.get("perf"), dict) else {}
     if isinstance(perf.get("kernel_symbols"), str):
         facts.set("perf.kernel_symbols", perf["kernel_symbols"], "manifest.json")
     if isinstance(perf.get("lost_chunks"), int):
         facts.set("perf.lost_chunks", perf["lost_chunks"], "manifest.json")
+
+
+def _kernel_facts(src: _Source, manifest: dict) -> None:
+    release = manifest.get("kernel") if isinstance(manifest.get("kernel"), str) else None
+    origin = "manifest.json"
+    if not release:  # `uname -a`: Linux <host> <release> ...
+        tokens = (src.reader.read_text("uname") or "").split()
+        release = tokens[2] if len(tokens) > 2 and tokens[0] == "Linux" else None
+        origin = src._path("uname", None, None)
+    if not release:
+        return
+    src.facts.set("kernel.release", release, origin)
+    version = re.match(r"^(\d+)\.(\d+)", release)
+    if version:
+        src.facts.set("kernel.version", [int(version.group(1)), int(version.group(2))], origin)
+
+
+def _lscpu_cpus(src: _Source) -> None:
+    match = re.search(r"^CPU\(s\):\s*(\d+)\s*$", src.reader.read_text("lscpu") or "", re.M)
+    if match:
+        src.facts.set("cpus", int(match.group(1)), src._path("lscpu", None, None))
 
 
 def _window_facts(src: _Source, manifest: dict) -> None:

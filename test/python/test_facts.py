@@ -13,6 +13,7 @@ from flamediag.bundle import open_bundle
 from flamediag.facts import build_facts, build_facts_from_sections
 
 DOC = Path(__file__).resolve().parents[2] / "doc" / "facts.md"
+FIXTURES_BUNDLE = Path(__file__).resolve().parents[1] / "fixtures" / "parsers" / "bundle" / "capture-vm-futex"
 
 
 def facts_for(tmp_path, files, manifest=None, tamper=None):
@@ -317,3 +318,12 @@ def test_no_fact_builder_breaks_on_mutated_real_evidence(odd):
         facts = build_facts(MutatingReader(bundle, digit, odd))
         broken = [s for s in facts.data_quality if s.startswith("facts:")]
         assert broken == [], (digit, odd)
+
+
+def test_kernel_and_cpus_fall_back_to_uname_and_lscpu(tmp_path):
+    bundle = FIXTURES_BUNDLE
+    files = {("uname", "once", None): bundle.joinpath("system/uname.txt").read_text(),
+             ("lscpu", "once", None): bundle.joinpath("system/lscpu.txt").read_text()}
+    facts = facts_for(tmp_path, files, {"kernel": None, "cpus": None})
+    assert facts.get("kernel.release") == "6.18.44-fc-v657" and facts.source("kernel.release") == "system/uname.txt"
+    assert facts.get("cpus") == 2 and facts.source("cpus") == "system/lscpu.txt"
