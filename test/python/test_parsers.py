@@ -291,3 +291,10 @@ def test_pidstat_sysstat9_without_uid_column():
 def test_pidstat_12h_with_uid_keeps_time_apart_from_uid():
     row = pidstat.parse(fixture("pidstat/en_US-12h.txt"))["cpu"][0]
     assert row["time"].endswith(("AM", "PM")) and isinstance(row["pid"], int)
+
+
+def test_ss_rhel6_iproute2_layout():
+    sockets = ss.parse(fixture("ss/hand-rhel6-iproute2-2.6.32.txt"))["sockets"]
+    assert [s["process"] for s in sockets] == ["iperf", "iperf"]
+    assert sockets[1]["retrans_total"] == 9 and sockets[1]["lost"] == 3 and sockets[1]["rto"] == 1632.0
+    assert sockets[0]["congestion"] == "cubic" and sockets[0]["peer"] == "10.12.101.23:43122"
