@@ -1,4 +1,5 @@
-"""Every signature fixture (test/fixtures/signatures/<playbook>/<case>.yaml) gives what it expects.
+"""The seed signatures' fixtures (test/fixtures/signatures/{zone-reclaim,nic-softirq,thp-compaction}/)
+give what they expect (the catalog's fixtures run in test_catalog.py with the same format).
 
 A fixture is a make-sample spec plus an `expect` block; adding a case is adding a file:
     expect:
@@ -18,8 +19,8 @@ import pytest
 from diagnose_helpers import FIXTURES, build_bundle, load_spec
 from flamediag.diagnose import load_playbooks, run_diagnosis
 
-CASES = sorted((FIXTURES / "signatures").glob("*/*.yaml"))
 SEED_PLAYBOOKS = ("zone-reclaim", "nic-softirq", "thp-compaction")
+CASES = sorted(p for seed in SEED_PLAYBOOKS for p in (FIXTURES / "signatures" / seed).glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
