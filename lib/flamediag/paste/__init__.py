@@ -20,7 +20,7 @@ from .. import exitcodes
 from ..cli import UserError
 from ..profile import Profile
 from . import kstack, perfreport, stacktext
-from .common import Block
+from .common import Block, plural
 from .sections import find_sections
 from .unwrap import unwrap
 
@@ -115,7 +115,7 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         for frames, weight, comm, cpu, context in block.stacks:
             profile.add(frames, weight, comm=comm, cpu=cpu, context=context)
     if skipped:
-        notes.append(f"skipped {skipped} lines of prose or unrecognised output")
+        notes.append(f"skipped {plural(skipped, 'line')} of prose or unrecognised output")
     if sections:
         notes.append("used pasted evidence: " + ", ".join(sorted(sections)))
     profile.skipped_lines = skipped

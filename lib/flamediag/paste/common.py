@@ -40,6 +40,11 @@ class Block:
     notes: List[str] = field(default_factory=list)
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 stack`, `3 stacks`."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def clean_name(raw: str) -> str:
     """A frame name as kernelnames.normalize expects it: no offsets, markers or ` ([kernel.kallsyms])`."""
     name = raw.strip()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from ..kernelnames import normalize
-from .common import Block, kernel_frames
+from .common import Block, kernel_frames, plural
 
 PREFIX = re.compile(
     r"^(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"      # syslog: "Nov 22 07:00:00 host kernel: "
@@ -151,7 +151,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
-    block.notes.append(f"read {what}: {len(stacks)} stacks, one per task or CPU; `?` frames ignored")
+    block.notes.append(f"read {what}: {plural(len(stacks), 'stack')}, one per task or CPU; `?` frames ignored")
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
@@ -232,7 +232,7 @@ def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
     if not block.stacks:
         return None
     block.end = index
-    block.notes.append(f"read /proc/PID/stack: {len(block.stacks)} task stacks")
+    block.notes.append(f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
     return block
 
 
@@ -277,7 +277,7 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
     if not block.stacks:
         return None
     block.end = index
-    block.notes.append(f"read crash bt: {len(block.stacks)} task stacks")
+    block.notes.append(f"read crash bt: {plural(len(block.stacks), 'task stack')}")
     return block
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..profile import Frame
-from .common import Block, Stack, clean_name, kind_of_lone, split_kernel_user
+from .common import Block, Stack, clean_name, kind_of_lone, plural, split_kernel_user
 
 ENTRY = re.compile(
     r"^(?P<fold>[-+])?\s*(?P<p1>\d+(?:\.\d+)?)%(?:\s+(?P<p2>\d+(?:\.\d+)?)%)?(?:\s+\d+)?"
@@ -264,9 +264,10 @@ def _graph_block(entries: List[Entry], start: int, end: int, samples: Optional[i
             frames = split_kernel_user(rooted, "kernel" if entry.mark == "k" else "user")
             block.stacks.append((frames, weight, entry.comm, None, None))
     layout = "--children (self call chains)" if children_mode else f"{orientation} graph"
-    block.notes.append(f"read perf report --stdio {layout} ({len(used) - folded} call graphs)")
+    block.notes.append(f"read perf report --stdio {layout} ({plural(len(used) - folded, 'call graph')})")
     if folded:
-        block.notes.append(f"{folded} perf report entries had no call graph (folded): counted by their symbol alone")
+        entries_word = "entry" if folded == 1 else "entries"
+        block.notes.append(f"{folded} perf report {entries_word} without a call graph (folded): counted by the symbol alone")
     if not samples:
         block.notes.append("perf report weights are percentages (the sample count was not pasted)")
     return block
@@ -278,8 +279,8 @@ def _flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: i
         share = entry.self_pct if entry.self_pct is not None else entry.pct
         if share:
             block.stacks.append(((_lone_frame(entry),), share, entry.comm, None, None))
-    what = f"perf top (last of {screens} screens)" if fmt == "perf-top" else "flat perf report"
-    block.notes.append(f"read {what}: {len(entries)} symbols")
+    what = f"perf top (last of {plural(screens, 'screen')})" if fmt == "perf-top" else "flat perf report"
+    block.notes.append(f"read {what}: {plural(len(entries), 'symbol')}")
     block.notes.append("flat profile: no ancestry, confidence capped at medium")
     return block
 

@@ -17,7 +17,7 @@ from .. import folded as folded_reader
 from .. import perfscript
 from ..kernelnames import normalize
 from ..profile import Frame
-from .common import Block, clean_name, kernel_frames, split_kernel_user
+from .common import Block, clean_name, kernel_frames, plural, split_kernel_user
 
 FOLDED = re.compile(r"^(?P<stack>[^\s;][^;]*(?:;[^;]*)+?)\s+(?P<count>\d+(?:\.\d+)?)\s*$")
 BPF_OPEN = re.compile(r"^@\w*\[(?P<key>[^\]]*?)\s*$")
@@ -46,7 +46,7 @@ def read_folded(lines: Sequence[str], start: int) -> Optional[Block]:
         if frames:
             block.stacks.append((frames, count, comm, None, None))
     what = "bcc profile -f folded stacks" if bcc else "folded stacks"
-    block.notes.append(f"read {what}: {len(rows)} lines")
+    block.notes.append(f"read {what}: {plural(len(rows), 'line')}")
     return block
 
 
@@ -93,7 +93,7 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Optional[Block]:
     if not block.stacks:
         return None
     block.end = index
-    block.notes.append(f"read bpftrace @[kstack] map: {entries} stacks")
+    block.notes.append(f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
     return block
 
 
