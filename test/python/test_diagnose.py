@@ -177,6 +177,8 @@ lost_chunks: 14
 idle: {comm: swapper, pid: 0, stack: "secondary_startup_64;start_secondary;cpu_startup_entry;do_idle;default_idle"}
 stacks:
   - {comm: dd, pid: 10, samples: 50, stack: "entry_SYSCALL_64;ksys_write;vfs_write"}
+extra_collectors:
+  - {name: mpstat, phase: window, status: missing, reason: "mpstat not found", fix: "apt-get install sysstat"}
 """
 
 
@@ -187,6 +189,7 @@ def test_interrupted_capture_and_lost_chunks_are_reported(tmp_path):
     assert "capture interrupted after 12.4 s by SIGINT: the window is shorter than requested" in doc["data_quality"]
     assert any(line.startswith("perf lost 14 chunks") for line in doc["data_quality"])
     assert doc["window"]["seconds"] == 12.4
+    assert "| tools missing | mpstat: mpstat not found |" in (out / "report.md").read_text()
 
 
 def test_tampered_evidence_file_is_marked_unverified(tmp_path):

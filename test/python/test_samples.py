@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from diagnose_helpers import SAMPLES, build_bundle, load_spec
+import jsonschema
+from markdown_it import MarkdownIt
+
+from diagnose_helpers import ROOT, SAMPLES, build_bundle, load_spec
 from flamediag import bundle as bundle_mod
 from flamediag import perfscript
-from flamediag.diagnose import load_playbooks, run_diagnosis
+from flamediag.diagnose import load_playbooks, render_report, run_diagnosis
+
+SCHEMA = json.loads((ROOT / "lib" / "flamediag" / "schemas" / "findings.schema.json").read_text())
 
 ROW = re.compile(r"^\| `(?P<name>[^`]+)` \| [^|]+ \| (?P<expect>.+?) \|$")
 
@@ -46,7 +51,13 @@ def test_readme_lists_every_sample_directory():
 
 @pytest.mark.parametrize("name,top", ROWS, ids=[r[0] for r in ROWS])
 def test_sample_gives_its_expected_top_finding(name, top, playbooks):
-    doc = run_diagnosis(str(SAMPLES / name), loaded=playbooks).findings_json()
+    diagnosis = run_diagnosis(str(SAMPLES / name), loaded=playbooks)
+    doc = diagnosis.findings_json()
+    jsonschema.validate(doc, SCHEMA)
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(render_report(diagnosis))
+    raw_html = [t for t in tokens if t.type == "html_block"]
+    raw_html += [c for t in tokens for c in (t.children or []) if c.type == "html_inline"]
+    assert raw_html == [], [t.content for t in raw_html]
     if top is None:
         assert [f for f in doc["findings"] if f["confidence"] in ("medium", "high")] == [], doc["findings"]
     else:
