@@ -305,3 +305,18 @@ def test_random_text_never_raises_anything_but_user_error():
         assert all(r.frames for r in result.profile)
 
     never_crashes()
+
+
+def test_sort_cpu_column_gives_each_stack_its_cpu():
+    result = paste("real-perf61-report-sort-cpu-pipes.txt")     # perf report --sort cpu,comm,dso,sym
+    assert result.profile.cpus() == [0, 1]
+    by_cpu = {(r.comm, r.cpu, r.names()[-1]) for r in result.profile}
+    assert ("pingpong", 0, "_raw_spin_unlock_irqrestore") in by_cpu
+    assert ("pingpong", 1, "_raw_spin_unlock_irqrestore") in by_cpu
+    assert result.skipped_lines == 0                          # perf's own header lines belong to the report
+
+
+def test_samples_column_is_not_a_cpu():
+    line = "    13.51%           273  pingpong  [kernel.kallsyms]  [k] _raw_spin_unlock_irqrestore\n"
+    record = next(iter(read_paste("# Overhead       Samples  Command  Shared Object  Symbol\n" + line).profile))
+    assert record.cpu is None and record.comm == "pingpong"

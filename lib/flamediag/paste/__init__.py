@@ -61,7 +61,8 @@ def _readers_for(line: str, previous: str) -> List[Reader]:
     if ";" in line and stacktext.FOLDED.match(line.strip()):
         readers.append(stacktext.read_folded)
     if perfreport.is_entry(line) or perfreport.PERFTOP.match(line) or line.startswith("# Overhead") \
-            or line.startswith("# Children") or line.startswith("# Samples:"):
+            or line.startswith(("# Children", "# Samples:", "# To display the perf.data header", "# Total Lost Samples",
+                                "# Events:")):
         readers.append(perfreport.read_report)
     return readers
 

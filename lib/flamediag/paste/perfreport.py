@@ -33,7 +33,7 @@ from ..profile import Frame
 from .common import Block, Stack, clean_name, kind_of_lone, plural, split_kernel_user
 
 ENTRY = re.compile(
-    r"^(?P<fold>[-+])?\s*(?P<p1>\d+(?:\.\d+)?)%(?:\s+(?P<p2>\d+(?:\.\d+)?)%)?(?:\s+\d+)?"
+    r"^(?P<fold>[-+])?\s*(?P<p1>\d+(?:\.\d+)?)%(?:\s+(?P<p2>\d+(?:\.\d+)?)%)?(?:\s+(?P<num>\d+))?"
     r"\s+(?P<mid>\S.*?)??\s*\[(?P<mark>[k.gujH])\]\s+(?P<sym>\S.*)$"
 )
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
@@ -63,6 +63,7 @@ class Entry:
     dso: str
     mark: str
     sym: str
+    cpu: Optional[int] = None
     root: Chain = field(default_factory=lambda: Chain(rail=-1, pct=None))
 
     def has_graph(self) -> bool:
@@ -73,16 +74,19 @@ def is_entry(line: str) -> bool:
     return bool(ENTRY.match(line))
 
 
-def parse_entry(line: str) -> Optional[Entry]:
+def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
+    """An entry line; `cpu_column` when the header names a CPU sort key (else a number
+    after the percentages is the -n Samples column)."""
     match = ENTRY.match(line)
     if not match:
         return None
     p1, p2 = float(match["p1"]), match["p2"]
     mid = (match["mid"] or "").split()
     dso = mid[-1] if mid else ""
+    cpu = int(match["num"]) if cpu_column and match["num"] else None
     comm = " ".join(mid[:-1])
     sym = clean_name(match["sym"])
-    return Entry(p1, float(p2) if p2 is not None else None, comm, dso, match["mark"], sym)
+    return Entry(p1, float(p2) if p2 is not None else None, comm, dso, match["mark"], sym, cpu)
 
 
 def read_report(lines: Sequence[str], start: int) -> Optional[Block]:
@@ -104,6 +108,7 @@ def _collect_entries(lines: Sequence[str], start: int):
     perftop = 0
     samples = None
     chain_stack: List[Chain] = []
+    cpu_column = False
     index = start
     while index < len(lines):
         line = lines[index]
@@ -113,13 +118,15 @@ def _collect_entries(lines: Sequence[str], start: int):
                 screens.append([])
             chain_stack = []
         elif HEADER.match(line):
+            if re.match(r"#\s+(?:Overhead|Children)\b", line):
+                cpu_column = bool(re.search(r"\sCPU\s", line + " "))
             found = re.search(r"# Samples:\s+(\d+)([KMG]?)\s", line)
             if found:
                 samples = int(found[1]) * {"": 1, "K": 1000, "M": 10 ** 6, "G": 10 ** 9}[found[2]]
         elif line.strip() in ("", "...", "[...]"):
             chain_stack = []
         else:
-            entry = parse_entry(line)
+            entry = parse_entry(line, cpu_column)
             if entry:
                 screens[-1].append(entry)
                 chain_stack = [entry.root]
@@ -255,14 +262,14 @@ def _graph_block(entries: List[Entry], start: int, end: int, samples: Optional[i
     for entry in used:
         if not entry.has_graph():
             folded += 1
-            block.stacks.append(((_lone_frame(entry),), entry.pct * scale, entry.comm, None, None))
+            block.stacks.append(((_lone_frame(entry),), entry.pct * scale, entry.comm, entry.cpu, None))
             continue
         for names, weight in _paths(entry, entry.pct * scale):
             rooted = names[::-1] if orientation == "callee" else names
             if not rooted or (orientation == "caller" and rooted[-1:] != [entry.sym]):
                 rooted = rooted + [entry.sym]   # a thinned-out branch: the leaf is still the entry
             frames = split_kernel_user(rooted, "kernel" if entry.mark == "k" else "user")
-            block.stacks.append((frames, weight, entry.comm, None, None))
+            block.stacks.append((frames, weight, entry.comm, entry.cpu, None))
     layout = "--children (self call chains)" if children_mode else f"{orientation} graph"
     block.notes.append(f"read perf report --stdio {layout} ({plural(len(used) - folded, 'call graph')})")
     if folded:
@@ -278,7 +285,7 @@ def _flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: i
     for entry in entries:
         share = entry.self_pct if entry.self_pct is not None else entry.pct
         if share:
-            block.stacks.append(((_lone_frame(entry),), share, entry.comm, None, None))
+            block.stacks.append(((_lone_frame(entry),), share, entry.comm, entry.cpu, None))
     what = f"perf top (last of {plural(screens, 'screen')})" if fmt == "perf-top" else "flat perf report"
     block.notes.append(f"read {what}: {plural(len(entries), 'symbol')}")
     block.notes.append("flat profile: no ancestry, confidence capped at medium")
