@@ -13,6 +13,7 @@ boundaries and folded by one process per core; the merge sorts, as the Perl scri
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
@@ -23,6 +24,15 @@ from .perfscript import WHITESPACE, Problems
 BLOCK_CACHE_MAX = 200_000
 LINE_CACHE_MAX = 500_000
 PARALLEL_MIN_BYTES = 32 << 20
+MAX_HEADER = perfscript.MAX_LINE
+HEADER_CACHE_MAX = 100_000
+# The usual event line of `perf script` (pid/tid, cpu, time, period, event, nothing after),
+# read on the block itself. Whitespace never includes a newline, so a match ends the line;
+# on every line it matches, perfscript.parse_header reads the same comm/pid/tid/period/event
+# (same lazy split, same anchors) -- the conformance tests hold both paths to that.
+_COMMON_HEADER = re.compile(
+    rb"([^\s#].*?)[^\S\n]+(\d+)/(\d+)[^\S\n]+(?:\[\d+\][^\S\n]+)?\d+\.\d+:[^\S\n]*"
+    rb"(?:(\d+)[^\S\n]+)?([^\s:]\S*?):[^\S\n]*(?:\n|\Z)")
 
 
 @dataclass
@@ -38,17 +48,28 @@ class CollapseOptions:
 
 @dataclass
 class CollapseResult:
-    counts: Dict[bytes, int] = field(default_factory=dict)
+    # (root frame, ";frame;frame") -> count: a tuple of two cached objects hashes cheaply,
+    # the joined stack is built once per distinct stack in `counts`.
+    pairs: Dict[Tuple[bytes, bytes], int] = field(default_factory=dict)
     problems: Problems = field(default_factory=Problems)
     samples: int = 0
     events: Dict[bytes, int] = field(default_factory=dict)
     event_filter: Optional[bytes] = None
     lines: int = 0
 
+    @property
+    def counts(self) -> Dict[bytes, int]:
+        """`comm;root;...;leaf` -> count."""
+        joined: Dict[bytes, int] = {}
+        for (pname, folded), count in self.pairs.items():
+            stack = pname + folded
+            joined[stack] = joined.get(stack, 0) + count
+        return joined
+
     def merge(self, other: "CollapseResult", line_offset: int) -> None:
-        counts = self.counts
-        for stack, count in other.counts.items():
-            counts[stack] = counts.get(stack, 0) + count
+        pairs = self.pairs
+        for key, count in other.pairs.items():
+            pairs[key] = pairs.get(key, 0) + count
         for what, lines in other.problems.first_lines.items():
             other.problems.first_lines[what] = [n + line_offset for n in lines]
         self.problems.merge(other.problems)
@@ -68,6 +89,90 @@ class Collapser:
         self.line_cache: Tuple[Dict[bytes, Optional[bytes]], Dict[bytes, Optional[bytes]]] = ({}, {})
         self.block_cache: Tuple[Dict[bytes, bytes], Dict[bytes, bytes]] = ({}, {})
         self.context_cache: Dict[bytes, Optional[str]] = {}
+        self.header_cache: Dict[Tuple[bytes, bytes, bytes], tuple] = {}
+
+    # -- many sample blocks: the hot loop ----------------------------------------------------
+    def feed_batch(self, first_line: int, blocks: List[bytes]) -> None:
+        """Blocks (blank-line separated, the first starting at line `first_line`). A block of
+        the common shape -- `comm pid/tid [cpu] time: period event:` then stack lines -- costs
+        a split of its event line and a few dict look-ups, inline here: the event line minus
+        its timestamp is parsed once (`_header_entry`), a call chain is folded once
+        (`_fold_new_tail`). Any other block takes `feed`, which knows every shape (line
+        numbers are counted only then)."""
+        pairs = self.result.pairs
+        events = self.result.events
+        wanted = self.result.event_filter
+        headers = self.header_cache
+        samples = 0
+        counted = 0                       # blocks[:counted] are included in `line`
+        line = first_line
+        for index, block in enumerate(blocks):
+            newline = block.find(b"\n")
+            words = block[:newline].rsplit(None, 3) if newline > 0 else ()
+            entry = headers.get((words[0], words[2], words[3])) if len(words) == 4 else None
+            if entry is None:
+                entry = self._header_entry(block, newline, words)
+            if entry is not None:
+                pname, tails, weight, event = entry
+                events[event] = events.get(event, 0) + 1
+                if wanted is None:
+                    wanted = self.result.event_filter = event
+                if event != wanted:
+                    continue
+                tail = block[newline + 1:]
+                folded = tails.get(tail)
+                if folded is None:
+                    folded = self._fold_new_tail(tail, tails)
+                if folded is not None:
+                    key = (pname, folded)
+                    pairs[key] = pairs.get(key, 0) + weight
+                    samples += 1
+                    continue
+                events[event] -= 1        # `feed` counts it again
+            for earlier in blocks[counted:index]:
+                line += earlier.count(b"\n") + 2
+            counted = index
+            self.result.samples += samples
+            samples = 0
+            self.feed(line, block)
+            wanted = self.result.event_filter
+        self.result.samples += samples
+
+    def _header_entry(self, block: bytes, newline: int, words):
+        """(root frame, call-chain cache, weight, event) for an event line of the common shape
+        followed by stack lines, remembered under its words minus the timestamp; else None.
+        The time word of later lines is not read, as stackcollapse-perf.pl never reads it."""
+        if newline < 0 or newline >= MAX_HEADER or len(words) != 4:
+            return None
+        found = _COMMON_HEADER.match(block)
+        if found is None or found.end() != newline + 1 or not words[1].endswith(b":"):
+            return None
+        comm, pid, tid, period, event = found.groups()
+        java = comm.startswith(b"java")
+        entry = (self._pname(comm, pid, tid), self.block_cache[java], int(period) if period else 1, event)
+        if len(self.header_cache) >= HEADER_CACHE_MAX:
+            self.header_cache.clear()
+        self.header_cache[(words[0], words[2], words[3])] = entry
+        return entry
+
+    def _fold_new_tail(self, tail: bytes, cache: Dict[bytes, bytes]) -> Optional[bytes]:
+        """Fold and remember a call chain; None when it needs the careful path."""
+        java = cache is self.block_cache[True]
+        try:
+            folded = self._fold_tail(tail, java)
+        except _Skip:
+            return None
+        if len(cache) >= BLOCK_CACHE_MAX:
+            cache.clear()
+        cache[tail] = folded
+        return folded
+
+    def _pname(self, comm: bytes, pid: bytes, tid: bytes) -> bytes:
+        if self.opts.tid:
+            comm += b"-" + pid + b"/" + tid
+        elif self.opts.pid:
+            comm += b"-" + pid
+        return comm.replace(b" ", b"_")
 
     # -- one sample block -----------------------------------------------------------------
     def feed(self, first_line: int, block: bytes) -> None:
@@ -95,12 +200,13 @@ class Collapser:
             if len(cache) >= BLOCK_CACHE_MAX:
                 cache.clear()
             cache[tail] = folded
-        self._count(pname + folded, header.period)
+        self._count(pname, folded, header.period)
         return None
 
-    def _count(self, stack: bytes, weight: int) -> None:
-        counts = self.result.counts
-        counts[stack] = counts.get(stack, 0) + weight
+    def _count(self, pname: bytes, folded: bytes, weight: int) -> None:
+        pairs = self.result.pairs
+        key = (pname, folded)
+        pairs[key] = pairs.get(key, 0) + weight
         self.result.samples += 1
 
     def _accept(self, header: perfscript.Header) -> Optional[bytes]:
@@ -113,12 +219,7 @@ class Collapser:
                 result.event_filter = event
             elif event != result.event_filter:
                 return None
-        pname = header.comm
-        if self.opts.tid:
-            pname += b"-" + header.pid + b"/" + header.tid
-        elif self.opts.pid:
-            pname += b"-" + header.pid
-        return pname.replace(b" ", b"_")
+        return self._pname(header.comm, header.pid, header.tid)
 
     def _fold_tail(self, tail: bytes, java: bool) -> bytes:
         """`;frame;frame` (root first) for the stack lines of one sample."""
@@ -228,7 +329,7 @@ class Collapser:
         segments.reverse()
         if self.opts.context:
             segments = self._with_context_markers(segments)
-        self._count(b";".join([pname] + segments), period)
+        self._count(pname, b"".join(b";" + s for s in segments), period)
 
 
 def _entered_context(names: List[bytes], module: bytes) -> Optional[str]:
@@ -246,12 +347,60 @@ def _entered_context(names: List[bytes], module: bytes) -> Optional[str]:
 def collapse_stream(stream: BinaryIO, options: CollapseOptions,
                     result: Optional[CollapseResult] = None) -> CollapseResult:
     collapser = Collapser(options, result)
-    last_line = 0
-    for first_line, block in perfscript.iter_blocks(perfscript.open_binary(stream)):
-        collapser.feed(first_line, block)
-        last_line = first_line + block.count(b"\n") + 1
-    collapser.result.lines = last_line
+    return _collapse_batches(collapser, perfscript.open_binary(stream))
+
+
+def _collapse_batches(collapser: Collapser, stream) -> CollapseResult:
+    batches = Batches(stream)
+    for first_line, blocks in batches:
+        if first_line < 0:
+            collapser.feed(first_line, blocks[0])
+        else:
+            collapser.feed_batch(first_line, blocks)
+    collapser.result.lines = batches.next_line - 1
+    if batches.cut_blocks:
+        collapser.result.problems.add("over-long blocks cut at a line end (no blank line in 8 MiB)",
+                                      batches.cut_blocks[0])
     return collapser.result
+
+
+class Batches:
+    """(first line number, blank-line separated blocks) per chunk read, streamed; a last block
+    without its closing blank line comes alone with a negative line number (stackcollapse-perf.pl
+    never counts it: it may be a sample cut off mid-write). Memory stays bounded on input with no
+    blank lines at all: past MAX_BLOCK bytes a block is cut at a line end."""
+
+    MAX_BLOCK = 8 << 20
+
+    def __init__(self, stream, chunk_size: int = perfscript.CHUNK):
+        self.stream, self.chunk_size = stream, chunk_size
+        self.next_line = 1
+        self.cut_blocks: List[int] = []
+
+    def __iter__(self):
+        carry = b""
+        while True:
+            chunk = self.stream.read(self.chunk_size)
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n\n")
+            if cut < 0:
+                carry = data
+                if len(data) > self.MAX_BLOCK:
+                    end = data.rfind(b"\n")
+                    end = len(data) if end < 0 else end
+                    block, carry = data[:end], data[end + 1:]
+                    self.cut_blocks.append(self.next_line)
+                    yield self.next_line, [block]
+                    self.next_line += block.count(b"\n") + 1
+                continue
+            body, carry = data[:cut], data[cut + 2:]
+            yield self.next_line, body.split(b"\n\n")
+            self.next_line += body.count(b"\n") + 2
+        if carry.strip(WHITESPACE):
+            yield -self.next_line, [carry]
+            self.next_line += carry.count(b"\n") + 1
 
 
 def collapse_file(path: str, options: CollapseOptions, jobs: Optional[int] = None) -> CollapseResult:
@@ -277,7 +426,7 @@ def _collapse_parallel(path: str, size: int, options: CollapseOptions, jobs: int
 
     if options.event_filter is None:
         options = _with_first_event(path, options)
-    bounds = _split_points(path, size, jobs * 4)
+    bounds = _split_points(path, size, jobs)    # one piece each: caches warm up once per process
     ranges = list(zip(bounds, bounds[1:]))
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     with context.Pool(jobs) as pool:
@@ -334,14 +483,7 @@ class _RangeReader:
 def _collapse_range(path: str, start: int, end: int, options: CollapseOptions) -> CollapseResult:
     with open(path, "rb") as stream:
         stream.seek(start)
-        reader = _RangeReader(stream, end - start)
-        collapser = Collapser(options)
-        last_line = 0
-        for first_line, block in perfscript.iter_blocks(reader):
-            collapser.feed(first_line, block)
-            last_line = first_line + block.count(b"\n") + 2
-        collapser.result.lines = last_line - 1
-        return collapser.result
+        return _collapse_batches(Collapser(options), _RangeReader(stream, end - start))
 
 
 def write_folded(counts: Dict[bytes, int], out: BinaryIO) -> None:
