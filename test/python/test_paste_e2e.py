@@ -20,6 +20,7 @@ TOP_FINDING = {
     "hand-rcu-stall-soft-lockup-5x-node-reclaim.txt": "zone-reclaim",
     "html-pre-soft-lockup-node-reclaim.txt": "zone-reclaim",
     "hand-sysrq-l-clocksource-hpet-6x.txt": "slow-clocksource",
+    "hand-perf-top-rhel7-thp-compaction.txt": "thp-compaction",     # flat, corroborated by pasted THP lines
     "real-perf61-report-callee-futex.txt": "futex-contention",
     "real-perf61-report-caller-futex.txt": "futex-contention",
     "real-perf61-report-children-futex.txt": "futex-contention",
@@ -65,6 +66,19 @@ def test_flat_paste_is_capped_and_still_names_the_culprit(name, tmp_path):
     assert "futex-contention" in [f["id"] for f in found]
     assert all(f["confidence"] != "high" for f in found)
     assert "no ancestry" in (out / "report.md").read_text()
+
+
+def test_flat_paste_without_corroboration_is_at_most_medium(tmp_path):
+    text = (FIXTURES / "hand-perf-top-rhel7-thp-compaction.txt").read_text()
+    uncorroborated = tmp_path / "top-only.txt"
+    uncorroborated.write_text("\n".join(l for l in text.splitlines() if "transparent_hugepage" not in l
+                                        and not l.strip().endswith("never")))
+    out = tmp_path / "dx"
+    proc = subprocess.run([str(FLAMEDIAG), "diagnose", str(uncorroborated), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    thp = [f for f in findings(out) if f["id"] == "thp-compaction"]
+    assert thp and thp[0]["confidence"] == "medium"          # high with the THP lines, capped without
 
 
 def test_seed_003_evidence_names_zone_reclaim_and_the_spin_lock(tmp_path):
