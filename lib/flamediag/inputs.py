@@ -16,7 +16,7 @@ import io
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import exitcodes
 from .cli import UserError
@@ -163,7 +163,7 @@ def _paste_facts(sections: Dict[str, str]):
 
 
 # -- bundles ----------------------------------------------------------------------------------
-def _bundle_profile(bundle) -> (Profile, str):
+def _bundle_profile(bundle) -> Tuple[Profile, str]:
     from . import folded, perfscript
 
     for name in STACK_COLLECTORS:
