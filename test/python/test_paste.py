@@ -320,3 +320,21 @@ def test_samples_column_is_not_a_cpu():
     line = "    13.51%           273  pingpong  [kernel.kallsyms]  [k] _raw_spin_unlock_irqrestore\n"
     record = next(iter(read_paste("# Overhead       Samples  Command  Shared Object  Symbol\n" + line).profile))
     assert record.cpu is None and record.comm == "pingpong"
+
+
+@pytest.mark.parametrize("text", [
+    "a;" + "b " * 20000 + "x\n",                       # folded-looking line without a count
+    "a" + "; b" * 10000 + " z\n",
+    "  12.5%  " + "[k " * 10000 + "\n",                 # entry-looking line without a symbol
+    "Call Trace:\n" + " ?" * 20000 + "foo+0x1/0x2\n",
+    "vm." + "a" * 20000 + " = " + "1 " * 10000 + "\n",
+])
+def test_long_hostile_lines_are_rejected_not_hung(text):
+    with pytest.raises(UserError):
+        read_paste(text)
+
+
+def test_semicolon_in_a_graph_name_cannot_forge_a_frame():
+    text = "    5.00%  a  [kernel.kallsyms]  [k] evil;frame\n            |\n            ---evil;frame\n               caller\n"
+    names = [n for r in read_paste(text).profile for n in r.names()]
+    assert "evil:frame" in names and "frame" not in names
