@@ -460,13 +460,15 @@ def unsafe_name_reason(name: str) -> Optional[str]:
         return f"name longer than {MAX_NAME_CHARS} characters"
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 or ch in _BIDI for ch in name):
         return "control character in name"
-    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+    if name.startswith("/"):
         return "absolute name"
     if "\\" in name:
         return "backslash in name"
     parts = name.split("/")
     if ".." in parts:
         return "'..' component"
+    if any(len(part) > 1 and part[1] == ":" and part[0].isalpha() for part in parts):
+        return "absolute name (drive letter)"
     if any(part in ("", ".") for part in parts):
         return "not normalised (empty or '.' component)"
     if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in parts):
@@ -741,7 +743,11 @@ def _open_tar(path: Path) -> Bundle:
     except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
         raise _translate(path, err) from None
     store = _DirStore(dest, dict(scan.digests), owned=True)
-    return Bundle(store, str(path), top=scan.top or "")
+    try:
+        return Bundle(store, str(path), top=scan.top or "")
+    except BaseException:
+        store.close()
+        raise
 
 
 def _find_top(path: Path) -> Optional[Path]:
