@@ -43,7 +43,7 @@ class PasteResult:
 Reader = Callable[[Sequence[str], int], Optional[Block]]
 
 
-def _readers_for(line: str, previous: str) -> List[Reader]:
+def _readers_for(line: str) -> List[Reader]:
     """The readers worth trying at this line (cheap triggers keep prose fast)."""
     text = kstack.PREFIX.sub("", line)
     readers: List[Reader] = []
@@ -72,7 +72,7 @@ def _blocks(lines: Sequence[str]) -> List[Block]:
     index = 0
     while index < len(lines):
         block = None
-        for reader in _readers_for(lines[index], lines[index - 1] if index else ""):
+        for reader in _readers_for(lines[index]):
             block = reader(lines, index)
             if block is not None and block.end > index:
                 break

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from ..profile import Frame
-from .common import Block, Stack, clean_name, kind_of_lone, plural, split_kernel_user
+from .common import Block, clean_name, kind_of_lone, plural, split_kernel_user
 
 ENTRY = re.compile(
     r"^(?P<fold>[-+])?\s*(?P<p1>\d+(?:\.\d+)?)%(?:\s+(?P<p2>\d+(?:\.\d+)?)%)?(?:\s+(?P<num>\d+))?"
