@@ -190,7 +190,8 @@ entry_key() {
 wait_child() {
 	local pid=$1 rc stopped=0
 	while :; do
-		wait "$pid"
+		# 2>/dev/null: no "Killed" job notice when a group had to be killed
+		wait "$pid" 2>/dev/null
 		rc=$?
 		if [ "$rc" -gt 128 ] && is_running "$pid"; then
 			if [ -n "${END_SIGNAL:-}" ] && [ $stopped = 0 ] && [ "${WAIT_KEEP:-0}" != 1 ]; then
