@@ -46,7 +46,7 @@ def _escape_line_start(match) -> str:
 
 def md_escape(text) -> Trusted:
     """Inline markdown text: no emphasis, links, HTML, entities, table breaks or autolinks."""
-    text = strip_controls(text).replace("\n", " ").replace("\t", " ")
+    text = " ".join(strip_controls(text).split())   # no leading spaces (code blocks), no line breaks
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     text = text.replace("://", "&#58;//").replace("www.", "www&#46;")

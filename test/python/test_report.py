@@ -114,3 +114,35 @@ def test_report_sections_for_a_finding(tmp_path):
                     "## Ruled out", "| host |"):
         assert heading in markdown
     assert "(from `system/sysctl.txt`)" in markdown
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+MARKDOWN_ALPHABET = st.sampled_from(list("`|[]()<>&*_#!~+-=.\\/:;'\" \tab1\x1b\x07\u202e\n") + ["www.", "://", "javascript:"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MARKDOWN_ALPHABET, max_size=40).map("".join))
+def test_fuzz_escaped_text_is_literal_in_a_list_item_and_a_table_cell(payload):
+    rendered = html_of(f"- {md_escape(payload)}\n\n| a |\n|---|\n| {md_escape(payload)} |\n")
+    tags = set(re.findall(r"</?([a-z0-9]+)", rendered))
+    assert tags <= {"ul", "li", "table", "thead", "tbody", "tr", "th", "td", "p"}, (payload, rendered)
+    assert rendered.count("<td>") + rendered.count("<td ") <= 1
+    visible = " ".join(strip_controls(payload).split())
+    for tag in ("li", "td"):
+        cell = re.search(rf"<{tag}>(.*?)</{tag}>", rendered, re.S)
+        shown = html.unescape(re.sub(r"<[^>]+>", "", cell.group(1))) if cell else ""
+        assert " ".join(shown.split()) == visible, (payload, rendered)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(MARKDOWN_ALPHABET, min_size=1, max_size=30).map("".join))
+def test_fuzz_code_span_round_trips(payload):
+    clean = strip_controls(payload).replace("\n", " ")
+    if not clean.strip(" ") or clean.strip("`") == "":
+        return
+    rendered = html_of("x " + code_span(payload))
+    inner = re.search(r"<code>(.*)</code>", rendered, re.S)
+    assert inner, rendered
+    assert html.unescape(inner.group(1)) == clean or html.unescape(inner.group(1)) == clean.strip(" ")
