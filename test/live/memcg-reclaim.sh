@@ -5,8 +5,8 @@
 #    eg,
 #        sudo test/live/memcg-reclaim.sh -d 20
 #
-# Creates a memory cgroup limited to 32 MiB (v1 memory.limit_in_bytes, or v2 memory.max)
-# and runs two dd readers of 2 GiB sparse files on /var/tmp in it. Reading holes fills
+# Creates a memory cgroup limited to 224 MiB (v1 memory.limit_in_bytes, or v2 memory.max)
+# (192 MiB of it held by anonymous memory, see below) and runs two dd readers of 2 GiB sparse files on /var/tmp in it. Reading holes fills
 # the page cache by zeroing (no disk I/O), so each charge over the limit reclaims
 # synchronously (try_charge_memcg -> try_to_free_mem_cgroup_pages) and reclaim becomes
 # a large share of CPU (reading real data from disk leaves it at ~1 %).
@@ -17,19 +17,30 @@ LAB_EVIDENCE='failcnt|memory\.events|memcg|cgroup'
 # shellcheck source=test/live/lib.bash
 . "$(dirname "$0")/lib.bash"
 lab_start "$@"
+# flamediag capture records the 10 memory cgroups with the largest usage; on a shared host a
+# tiny cgroup would not be among them (its failcnt unseen). So the cgroup also holds 192 MiB of
+# anonymous memory (unreclaimable: no swap) and the page cache gets the remaining 32 MiB: usage
+# is large, reclaim pressure is that of a 32 MiB cgroup (a plain 256 MiB limit made reclaim ~2 %).
+limit=224M
 
 if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] || [ -d /sys/fs/cgroup/memory ] && [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
 	lab_mkdir_cgroup /sys/fs/cgroup/memory
 	cgroup=$REPLY
-	echo 32M >"$cgroup/memory.limit_in_bytes" || lab_die "cannot set $cgroup/memory.limit_in_bytes"
+	echo "$limit" >"$cgroup/memory.limit_in_bytes" || lab_die "cannot set $cgroup/memory.limit_in_bytes"
 elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || lab_skip "cgroup v2 memory controller not enabled in /sys/fs/cgroup/cgroup.subtree_control"
 	lab_mkdir_cgroup /sys/fs/cgroup
 	cgroup=$REPLY
-	echo 32M >"$cgroup/memory.max" || lab_die "cannot set $cgroup/memory.max"
+	echo "$limit" >"$cgroup/memory.max" || lab_die "cannot set $cgroup/memory.max"
 else
 	lab_skip "no memory cgroup controller mounted (neither /sys/fs/cgroup/memory nor v2 memory)"
 fi
+
+command -v stress-ng >/dev/null || lab_skip "stress-ng is not installed (apt-get install stress-ng)"
+lab_spawn bash -c 'echo $$ >"$1/cgroup.procs" || exit 1
+	exec stress-ng --vm 1 --vm-bytes 192M --vm-keep --vm-hang 0 --vm-populate --timeout 300s --quiet' \
+	memcg-anon "$cgroup"
+sleep 2
 
 lab_tmpdir
 files=$REPLY
