@@ -80,6 +80,7 @@ class Redactor:
         self.maps: Dict[str, Dict[str, str]] = {kind: {} for kind in KINDS}
         self.occurrences: Dict[str, int] = {kind: 0 for kind in KINDS}
         self._pattern = self._compile()
+        self._line_cache: Dict[str, tuple] = {}
 
     def _compile(self):
         parts = [_MAC, _IPV6, _IPV4, _HOME]
@@ -108,6 +109,29 @@ class Redactor:
     def text(self, text: str) -> str:
         """Every identifier in `text` replaced by its token."""
         return self._pattern.sub(self._replace, text)
+
+    def lines(self, text: str) -> str:
+        """text(), line by line through a cache: perf script repeats the same stack lines
+        millions of times, and a line always redacts to the same result."""
+        out = []
+        cache = self._line_cache
+        for line in text.splitlines(keepends=True):
+            if line[:1] not in ("\t", " "):   # event and header lines are unique: not worth caching
+                out.append(self.text(line))
+                continue
+            hit = cache.get(line)
+            if hit is None:
+                before = dict(self.occurrences)
+                redacted = self.text(line)
+                counts = tuple((k, self.occurrences[k] - before[k]) for k in KINDS if self.occurrences[k] != before[k])
+                if len(cache) > 50_000:
+                    cache.clear()
+                cache[line] = hit = (redacted, counts)
+            else:
+                for kind, count in hit[1]:
+                    self.occurrences[kind] += count
+            out.append(hit[0])
+        return "".join(out)
 
     def _replace(self, match) -> str:
         kind = match.lastgroup
@@ -287,7 +311,7 @@ def text_blocks(stream, limit: int, first: bytes = b"") -> Iterable[bytes]:
 def redact_bytes(redactor: Redactor, block: bytes) -> bytes:
     text = block.decode("utf-8", "surrogateescape")
     text = _CMDLINE_HEADER.sub(lambda m: m.group(1) + redactor.command_line(m.group(2)), text)
-    return redactor.text(text).encode("utf-8", "surrogateescape")
+    return redactor.lines(text).encode("utf-8", "surrogateescape")
 
 
 _CMDLINE_HEADER = re.compile(r"(?m)^(# cmdline : )(.*)$")
