@@ -5,7 +5,7 @@
 #    eg,
 #        sudo test/live/futex-contention.sh -d 20
 #
-# Builds and runs test/live/src/futex_hammer.c: 16 threads, 2 futex words, half
+# Builds and runs test/live/src/futex_hammer.c: 6 threads, 2 futex words, half
 # FUTEX_WAIT_PRIVATE and half FUTEX_WAKE_PRIVATE in a loop. Changes no setting.
 LAB_NAME="futex-contention"
 LAB_EXPECT="futex-contention"
@@ -14,7 +14,7 @@ LAB_EXPECT="futex-contention"
 lab_start "$@"
 
 hammer=$(lab_build futex_hammer) || exit $?
-lab_spawn "$hammer" 16 2 "${LAB_LOAD_SECONDS}"
+lab_spawn "$hammer" 6 2 "${LAB_LOAD_SECONDS}"
 sleep 1
 lab_ready
 lab_hold

@@ -29,10 +29,11 @@ lab_skip() {
 
 lab_usage() {
 	cat <<-END
-	USAGE: test/live/$LAB_NAME.sh [-d SECONDS] [-r READY_FILE] | --expect | -h
+	USAGE: test/live/$LAB_NAME.sh [-d SECONDS] [-r READY_FILE] | --expect | --explain-miss BUNDLE | -h
 	   -d SECONDS     stop the load after SECONDS (default 60, max 60)
 	   -r READY_FILE  write "ready" there once the load is running
 	   --expect       print what the lab expects (finding id, evidence regex, CPU), and exit
+	   --explain-miss BUNDLE   exit 77 with the reason if this kernel cannot produce the finding
 	   eg,
 	       sudo test/live/$LAB_NAME.sh -d 20      # run the load for 20 s, then restore
 	END
@@ -44,6 +45,12 @@ lab_start() {
 		case $1 in
 		-d) LAB_SECONDS=${2:?-d needs seconds}; shift 2 ;;
 		-r) LAB_READY_FILE=${2:?-r needs a file}; shift 2 ;;
+		--explain-miss)
+			# A scenario may define lab_explain_miss BUNDLE: exit 77 + "SKIP: why" when the kernel
+			# cannot produce the expected finding (and the bundle proves it), else exit 1.
+			declare -F lab_explain_miss >/dev/null || exit 1
+			lab_explain_miss "${2:?--explain-miss needs a bundle}"
+			exit 1 ;;
 		--expect) printf '%s\t%s\t%s\n' "$LAB_EXPECT" "${LAB_EVIDENCE:--}" "${LAB_CPU:--}"; exit 0 ;;
 		-h | --help) lab_usage; exit 0 ;;
 		*) lab_usage >&2; exit 2 ;;
@@ -86,6 +93,19 @@ lab_current_value() {
 	*\[*\]*) content=${content#*[}; echo "${content%%]*}" ;;
 	*) echo "$content" ;;
 	esac
+}
+
+# lab_bundle_file BUNDLE PATH: print one member of a capture bundle (.tar.gz), by path below its top dir.
+lab_bundle_file() {
+	tar -xzf "$1" -O --wildcards "*/$2" 2>/dev/null
+}
+
+# lab_vmstat_delta BUNDLE COUNTER: end - start of a /proc/vmstat counter in the bundle.
+lab_vmstat_delta() {
+	local start end
+	start=$(lab_bundle_file "$1" snap/start/proc-vmstat.txt | awk -v k="$2" '$1 == k { print $2 }')
+	end=$(lab_bundle_file "$1" snap/end/proc-vmstat.txt | awk -v k="$2" '$1 == k { print $2 }')
+	echo $((${end:-0} - ${start:-0}))
 }
 
 lab_restore_value() {
@@ -157,7 +177,7 @@ lab_spawn() {
 	local nice=${LAB_NICE:--10}
 	setsid nice -n "$nice" bash -c 'echo 1000 >/proc/self/oom_score_adj
 		[ ! -w /proc/self/autogroup ] || echo "$0" >/proc/self/autogroup
-		exec "$@"' "$nice" "$@" </dev/null &
+		exec "$@"' "$nice" "$@" </dev/null >&2 &
 	LAB_PIDS+=("$!")
 }
 
