@@ -8,7 +8,7 @@ import sys
 
 from . import cli, exitcodes
 
-COMMANDS = ("diagnose", "collapse", "flamegraph", "redact", "playbooks")
+COMMANDS = ("diagnose", "collapse", "flamegraph", "redact", "playbooks", "facts")
 
 
 def main(argv=None) -> int:
