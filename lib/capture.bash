@@ -243,21 +243,26 @@ nap() {
 }
 
 record_window() {
-	local t0 window_end left
+	local t0 end_us left_us
 	# samplers first (their first sample is 1 s after start), then perf: t0 is perf's ack
-	WINDOW_END=$(awk -v t="$(now_s)" -v d="$OPT_DURATION" 'BEGIN { printf "%.3f\n", t + d }')
+	set_now
+	WINDOW_END=$(us_to_s $((NOW_US + OPT_DURATION * 1000000)))
 	start_window
 	perf_enable
 	t0=$(now_s)
-	window_end=$(awk -v t="$t0" -v d="$OPT_DURATION" 'BEGIN { printf "%.3f\n", t + d }')
-	WINDOW_END=$window_end
+	set_now
+	end_us=$((NOW_US + OPT_DURATION * 1000000))
+	WINDOW_END=$(us_to_s "$end_us")
 	while [ -z "$END_SIGNAL" ]; do
-		left=$(awk -v e="$window_end" -v n="$(now_s)" 'BEGIN { l = e - n; printf "%.3f\n", (l > 1 ? 1 : l) }')
-		awk -v l="$left" 'BEGIN { exit !(l <= 0) }' && break
-		[ -t 2 ] && [ "$OPT_QUIET" = 0 ] && printf '\r  recording: %3d s left ' \
-			"$(awk -v e="$window_end" -v n="$(now_s)" 'BEGIN { printf "%d\n", e - n + 0.999 }')" >&2
-		nap "$left"
-		reap_window
+		set_now
+		left_us=$((end_us - NOW_US))
+		[ "$left_us" -gt 0 ] || break
+		[ -t 2 ] && [ "$OPT_QUIET" = 0 ] && printf '\r  recording: %3d s left ' $(((left_us + 999999) / 1000000)) >&2
+		[ "$left_us" -gt 1000000 ] && left_us=1000000
+		nap "$(us_to_s "$left_us")"
+		set_now
+		# the window's end is not delayed by bookkeeping
+		[ "$NOW_US" -lt "$end_us" ] && reap_window
 	done
 	[ -t 2 ] && [ "$OPT_QUIET" = 0 ] && printf '\r%30s\r' '' >&2
 	perf_stop

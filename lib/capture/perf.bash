@@ -100,8 +100,14 @@ perf_launch() {
 perf_control() {
 	local ack=""
 	[ -n "${PERF_PID:-}" ] && [ -p "${PERF_CTL:-}" ] || return 1
+	local tries=30
 	echo "$1" >&7
-	read -r -t 30 ack <&8
+	# a second at a time: a perf that died at start must not cost the full 30 s
+	while [ $tries -gt 0 ]; do
+		read -r -t 1 ack <&8 && break
+		is_running "$PERF_PID" || break
+		tries=$((tries - 1))
+	done
 	[ "$ack" = ack ]
 }
 

@@ -301,12 +301,17 @@ classify() {
 
 # record_entry NAME PHASE INSTANCE ARGV_JSON STATUS RC SECONDS OUTPUTS_JSON BYTES TRUNC TAIL REASON FIX
 record_entry() {
-	local phase=$2 inst=$3 rc=$6
+	local phase=$2 inst=$3 rc=$6 name_j phase_j inst_j=null tail_j reason_j=null fix_j=null
 	ENTRY_SEQ=$((ENTRY_SEQ + 1))
 	[ -n "$rc" ] || rc=null
+	json_q "$1"; name_j=$REPLY
+	json_q "$phase"; phase_j=$REPLY
+	[ -n "$inst" ] && json_q "$inst" && inst_j=$REPLY
+	json_q "${11}"; tail_j=$REPLY
+	[ -n "${12}" ] && json_q "${12}" && reason_j=$REPLY
+	[ -n "${13}" ] && json_q "${13}" && fix_j=$REPLY
 	printf '{"name":%s,"phase":%s,"instance":%s,"argv":%s,"status":"%s","exit_code":%s,"seconds":%s,"outputs":%s,"bytes":%s,"truncated":%s,"stderr_tail":%s,"reason":%s,"fix":%s}\n' \
-		"$(json_str "$1")" "$(json_str "$phase")" "$(json_str_or_null "$inst")" "$4" "$5" "$rc" "$7" "$8" \
-		"$9" "${10}" "$(json_str "${11}")" "$(json_str_or_null "${12}")" "$(json_str_or_null "${13}")" \
+		"$name_j" "$phase_j" "$inst_j" "$4" "$5" "$rc" "$7" "$8" "$9" "${10}" "$tail_j" "$reason_j" "$fix_j" \
 		>>"$STATE_DIR/collectors.jsonl"
 	note_problem "$1" "$phase" "$inst" "$5" "${12}" "${13}" "$(declaration_index "$1")"
 }

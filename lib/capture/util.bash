@@ -17,34 +17,57 @@ die() {
 	exit "$code"
 }
 
-# Seconds since the epoch with microseconds (bash 5 has EPOCHREALTIME; RHEL 8's bash 4.4 has not).
+# Seconds since the epoch with 6 decimals (bash 5 has EPOCHREALTIME; RHEL 8's bash 4.4 has not).
 now_s() {
 	if [ -n "${EPOCHREALTIME:-}" ]; then
 		printf '%s\n' "${EPOCHREALTIME/,/.}"
 	else
-		date +%s.%N
+		date +%s.%6N
 	fi
 }
 
-# elapsed START [END] -> seconds with 2 decimals
+# set_now -> NOW_US, microseconds since the epoch, without a fork when bash has EPOCHREALTIME
+set_now() {
+	if [ -n "${EPOCHREALTIME:-}" ]; then
+		NOW_US=${EPOCHREALTIME//[.,]/}
+	else
+		NOW_US=$(date +%s%6N)
+	fi
+}
+
+# elapsed START [END] -> seconds with 2 decimals (START/END as printed by now_s)
 elapsed() {
-	awk -v a="$1" -v b="${2:-$(now_s)}" 'BEGIN { printf "%.2f\n", b - a }'
+	local a=${1//[.,]/} b=${2:-} cs
+	if [ -z "$b" ]; then set_now; b=$NOW_US; else b=${b//[.,]/}; fi
+	cs=$(((10#$b - 10#$a) / 10000))
+	printf '%d.%02d\n' $((cs / 100)) $((cs % 100))
+}
+
+# us_to_s MICROSECONDS -> seconds with 6 decimals (for sleep)
+us_to_s() {
+	printf '%d.%06d\n' $(($1 / 1000000)) $(($1 % 1000000))
 }
 
 utc_iso() {
 	date -u +%Y-%m-%dT%H:%M:%SZ
 }
 
-# JSON string literal: only printable ASCII survives, so the manifest always parses (a stderr tail
-# may hold any bytes; readers decode manifest.json as strict UTF-8).
-json_str() {
-	local s
-	s=$(printf '%s' "$1" | LC_ALL=C tr -c '\11\12\40-\176' '?')
+# json_q STRING -> REPLY = the JSON string literal, without a fork. Only printable ASCII
+# survives (a stderr tail may hold any bytes; readers decode manifest.json as strict UTF-8).
+json_q() {
+	local s=$1
 	s=${s//\\/\\\\}
 	s=${s//\"/\\\"}
 	s=${s//$'\t'/\\t}
 	s=${s//$'\n'/\\n}
-	printf '"%s"' "$s"
+	s=${s//$'\r'/\\r}
+	s=${s//[^[:print:]]/?}
+	REPLY="\"$s\""
+}
+
+json_str() {
+	json_q "$1"
+	printf '%s' "$REPLY"
 }
 
 # json_str or null when empty
@@ -56,7 +79,8 @@ json_str_or_null() {
 json_array() {
 	local out="" word
 	for word in "$@"; do
-		out+="${out:+,}$(json_str "$word")"
+		json_q "$word"
+		out+="${out:+,}$REPLY"
 	done
 	printf '[%s]' "$out"
 }
