@@ -34,7 +34,7 @@ CATALOG = (
     "futex-contention", "slow-clocksource", "audit-overhead", "sched-overhead", "tcp-retransmit",
     "cpu-power-saving", "xen-netfront", "spinlock-contention",
     # beyond the required ids, same rigour (issue 6 "add more where you know real incidents")
-    "rcu-callback-flood", "lru-lock-contention", "dentry-lock-contention", "kworker-storm",
+    "rcu-callback-flood", "lru-lock-contention", "dentry-lock-contention", "kworker-storm", "ksm-scanning",
 )
 SIGNATURES = FIXTURES / "signatures"
 CONFIDENT = ("medium", "high")
