@@ -5,7 +5,8 @@
 # test-artifacts/live/<scenario>/ (bundle, report.md, findings.json, logs).
 load ../bats/test_helper
 
-BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-150}
+# up to one other scenario's wait for the lab lock + this one
+BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-400}
 
 setup_file() {
 	export LIVE_ARTIFACTS=$FLAMEDIAG_ROOT/test-artifacts/live
