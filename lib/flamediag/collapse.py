@@ -284,10 +284,12 @@ class Collapser:
     def _feed_general(self, first_line: int, block: bytes, final: bool = False) -> None:
         """Line by line. A new event line ends the previous sample (single-line stacks);
         `final`: the block had no closing blank line, so its last multi-line sample may be
-        cut off -- Perl drops it, and so do we (single-line samples are complete)."""
+        cut off -- Perl drops it, and so do we (single-line samples are complete, and so is
+        an event line alone after other samples without a stack)."""
         problems = self.result.problems
         sample: Optional[list] = None        # [pname, period, java, segments, single_line, line_no]
         filtered = False
+        stackless_seen = False               # samples without a stack (perf script without ip/sym)
         for line_no, line in perfscript.block_lines(block, first_line, problems):
             header = perfscript.parse_header(line)
             if header is None:
@@ -305,6 +307,7 @@ class Collapser:
                 sample[4] = False
                 continue
             if sample is not None:
+                stackless_seen = stackless_seen or not sample[3]
                 self._flush(sample)
             accepted = self._accept(header)
             filtered = accepted is None
@@ -319,7 +322,7 @@ class Collapser:
                     sample[3].append(segment)
         if sample is None:
             return
-        if final and not sample[4]:
+        if final and not sample[4] and not (stackless_seen and not sample[3]):
             problems.add("incomplete last sample (no closing blank line)", sample[5])
             return
         self._flush(sample)

@@ -333,6 +333,7 @@ def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
         final = first_line < 0
         sample: Optional[_Sample] = None
         single_line = False
+        stackless_seen = False
         for line_no, line in block_lines(block, abs(first_line), problems):
             header = parse_header(line)
             if header is None:
@@ -346,6 +347,7 @@ def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
                     single_line = False
                 continue
             if sample is not None:
+                stackless_seen = stackless_seen or not sample.frames
                 yield sample
             sample = _Sample(header, [], line_no)
             single_line = bool(header.inline_frame)
@@ -355,7 +357,7 @@ def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
                     sample.frames.append(frame)
         if sample is None:
             continue
-        if final and not single_line:
+        if final and not single_line and not (stackless_seen and not sample.frames):
             problems.add("incomplete last sample (no closing blank line)", sample.line_no)
             continue
         yield sample

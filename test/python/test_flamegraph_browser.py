@@ -1,0 +1,103 @@
+"""The SVG in a real headless browser (Debian chromium via playwright): loads without script
+errors, a click zooms, search highlights with a matched percentage, hostile frame names fire no
+dialog. Screenshots go to test-artifacts/."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "lib"))
+
+from flamediag.collapse import CollapseOptions, collapse_file  # noqa: E402
+from flamediag.flamegraph import Highlight, render_svg  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+HOSTILE = ["<script>alert(1)</script>", '"><svg onload=alert(2)>', "a & b", "x ]]> y",
+           "<img src=x onerror=alert(3)>", "javascript:alert(4)"]
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (make venv-dev)")
+if not os.access(CHROMIUM, os.X_OK):
+    pytest.skip(f"{CHROMIUM} not found: apt-get install chromium to run the browser tests", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def open_svg(browser, path: Path, query: str = ""):
+    page = browser.new_page(viewport={"width": 1250, "height": 700})
+    events = {"errors": [], "dialogs": []}
+    page.on("pageerror", lambda err: events["errors"].append(str(err)))
+    page.on("console", lambda msg: msg.type == "error" and events["errors"].append(msg.text))
+    page.on("dialog", lambda dialog: (events["dialogs"].append(dialog.message), dialog.dismiss()))
+    page.goto(path.as_uri() + query)
+    page.wait_for_function("typeof frames !== 'undefined' && frames.length > 0")
+    return page, events
+
+
+def real_svg(tmp_path: Path) -> Path:
+    result = collapse_file(str(ROOT / "test/fixtures/perf-script/cpu-softirq.perf"),
+                           CollapseOptions(kernel=True, jit=True, context=True))
+    stacks = [(stack.decode("utf-8", "replace"), count) for stack, count in result.counts.items()]
+    svg = render_svg(stacks, title="cpu-softirq fixture",
+                     highlights=[Highlight("softirq", __import__("re").compile(r"handle_softirqs|rcu_core"))])
+    path = tmp_path / "cpu.svg"
+    path.write_text(svg)
+    return path
+
+
+def frame_box(page, name: str):
+    return page.evaluate("""name => { for (const g of frames) if (g._name === name) {
+        const r = g.querySelector('rect'); return [parseFloat(r.getAttribute('x')), parseFloat(r.getAttribute('width'))]; }
+        return null; }""", name)
+
+
+def test_click_zooms_and_reset_restores(browser, tmp_path):
+    page, events = open_svg(browser, real_svg(tmp_path))
+    before = frame_box(page, "handle_softirqs")
+    page.locator("g.f", has_text="handle_softirqs").first.click()
+    after = frame_box(page, "handle_softirqs")
+    assert after != before and after[1] > before[1]
+    assert page.locator("#unzoom").get_attribute("class") in ("", None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "flamegraph-zoomed.png"))
+    page.locator("#unzoom").click()
+    assert frame_box(page, "handle_softirqs") == before
+    page.hover("g.f >> nth=3")
+    assert "samples" in page.locator("#details").text_content()
+    assert events == {"errors": [], "dialogs": []}
+
+
+def test_search_highlights_with_matched_percent(browser, tmp_path):
+    page, events = open_svg(browser, real_svg(tmp_path), "?s=" + "softirq")
+    matched = page.locator("#matched").text_content()
+    assert matched.startswith("Matched: ") and matched.endswith("%") and matched != "Matched: 0.0%"
+    assert page.locator("g.f.match").count() > 0
+    assert page.locator("g.f.match rect").first.get_attribute("fill") == "rgb(230,0,230)"
+    page.screenshot(path=str(ARTIFACTS / "flamegraph-search.png"))
+    assert events == {"errors": [], "dialogs": []}
+
+
+def test_hostile_frames_run_no_script(browser, tmp_path):
+    stacks = [("app;" + ";".join(HOSTILE), 10)] + [(f"app;{name}", 3) for name in HOSTILE]
+    path = tmp_path / "hostile.svg"
+    path.write_text(render_svg(stacks, title="<script>alert('title')</script>"))
+    page, events = open_svg(browser, path)
+    for index in range(page.locator("g.f").count()):
+        page.locator("g.f").nth(index).hover()
+    page.locator("g.f", has_text="app").first.click()
+    assert page.evaluate("document.querySelectorAll('script').length") == 1
+    assert page.evaluate("document.querySelectorAll('img, foreignObject, iframe').length") == 0
+    page.screenshot(path=str(ARTIFACTS / "flamegraph-hostile.png"))
+    assert events == {"errors": [], "dialogs": []}
