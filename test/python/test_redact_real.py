@@ -50,7 +50,7 @@ def _capture(base: Path):
     outdir.mkdir()
     try:
         proc = subprocess.run([str(FLAMEDIAG), "capture", "-d", "2", "--no-bpf", "--keep-perf-data", "-o", str(outdir)],
-                              capture_output=True, text=True, timeout=240)
+                              capture_output=True, text=True, timeout=150)
         bundles = sorted(outdir.glob("flamediag-*.tar.gz"))
         if proc.returncode in (0, 1) and bundles:
             return "flamediag capture", bundles[0]
