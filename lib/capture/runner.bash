@@ -1,7 +1,7 @@
 # runner.bash - reads lib/collectors.tsv and runs each declaration (sourced by lib/capture.bash).
 # shellcheck shell=bash disable=SC2034
 #
-# Every collector runs as: LC_ALL=C timeout -k GRACE T argv (once-only ones at nice 10), so it gets
+# Every collector runs as: LC_ALL=C timeout -k GRACE T argv, so it gets
 # its own process group (GNU timeout calls setpgid) and on expiry the whole group dies: a
 # grandchild holding stdout cannot hang the capture. fd 9 (the capture lock) is closed for the
 # children so an orphan cannot keep the lock after `kill -9` of the capture.
@@ -170,12 +170,11 @@ launch() {
 	t=$(effective_timeout "$i" "$phase")
 	# INT lets mpstat/bcc/bpftrace print their summary before exiting
 	[ "$phase" = window ] && sig=INT
-	# Snapshots and samplers keep normal priority: during a CPU spike a nice 19 `cat
-	# /proc/interrupts` waits seconds for a CPU and the snapshots stop bracketing the window.
-	local prio=()
-	[ "$phase" = once ] && prio=(nice -n 10)
+	# Collectors keep normal priority: during a CPU spike a niced `cat /proc/interrupts` waits
+	# seconds for a CPU (measured: 6 s at load 16 on 2 CPUs), snapshots stop bracketing the
+	# window and once-only facts hit their timeouts. They are small; post-processing is niced.
 	LAUNCH_T0=$(now_s)
-	LC_ALL=C "${prio[@]}" "${ORPHAN_TERM[@]}" timeout -s "$sig" -k "$KILL_GRACE" "$t" "${ARGV[@]}" \
+	LC_ALL=C "${ORPHAN_TERM[@]}" timeout -s "$sig" -k "$KILL_GRACE" "$t" "${ARGV[@]}" \
 		>"$out" 2>"$err" </dev/null 9>&- &
 	LAUNCH_PID=$!
 }

@@ -12,8 +12,9 @@ setup_file() {
 	sysctl_snapshot >"$dir/sysctl.before"
 	modules_snapshot >"$dir/modules.before"
 	start_kernel_load
-	timeout -k 10 150 "$FLAMEDIAG" capture -d 3 -o "$dir/out" --label "bats real" >"$dir/stdout" 2>"$dir/stderr" 3>&-
-	echo $? >"$dir/rc"
+	local rc=0
+	timeout -k 10 150 "$FLAMEDIAG" capture -d 3 -o "$dir/out" --label "bats real" >"$dir/stdout" 2>"$dir/stderr" 3>&- || rc=$?
+	echo "$rc" >"$dir/rc"
 	stop_kernel_load
 	sysctl_snapshot >"$dir/sysctl.after"
 	modules_snapshot >"$dir/modules.after"
