@@ -141,10 +141,28 @@ def sample_dirs():
     return sorted(p.parent for p in SAMPLES.glob("*/manifest.json"))
 
 
+README_ROW = re.compile(r"^\| `(?P<name>[^`]+)` \| [^|]+ \| (?P<expect>.+?) \|$")
+
+
+@lru_cache(maxsize=None)
+def readme_expectations():
+    """samples/README.md rows: sample name -> expected top id (None for "none")."""
+    rows = {}
+    for line in (SAMPLES / "README.md").read_text(encoding="utf-8").splitlines():
+        match = README_ROW.match(line)
+        if match:
+            top = re.match(r"`([a-z0-9-]+)`", match.group("expect"))
+            rows[match.group("name")] = top.group(1) if top else None
+    return rows
+
+
 def owner_of(sample: Path):
-    """The playbook id a sample is named after (`<id>-<variant>`), or None (healthy, user-bound...)."""
+    """The playbook a sample belongs to: its samples/README.md row, else the id in its name
+    (`<id>-<era>`, `live-<id>-<era>`), else None (healthy, user-bound...)."""
+    if sample.name in readme_expectations():
+        return readme_expectations()[sample.name]
     ids = sorted(playbook_ids(), key=len, reverse=True)
-    return next((i for i in ids if sample.name == i or sample.name.startswith(i + "-")), None)
+    return next((i for i in ids if re.search(rf"(^|-){re.escape(i)}(-|$)", sample.name)), None)
 
 
 @pytest.mark.parametrize("playbook_id", CATALOG)
