@@ -86,11 +86,14 @@ def merge_stacks(stacks: Iterable[Tuple[str, float]]) -> Dict[str, float]:
     return merged
 
 
-def flow(merged: Dict[str, float]) -> Tuple[List[_Node], float]:
-    """flamegraph.pl's flow(): sorted stacks, each frame spans the samples sharing its prefix."""
+def flow(merged: Dict[str, float], min_time: float = 0.0) -> Tuple[List[_Node], float, int]:
+    """flamegraph.pl's flow(): sorted stacks, each frame spans the samples sharing its prefix.
+    Frames shorter than `min_time` are not kept, only counted: on 100 000 deep
+    stacks that is most of them, and never building them keeps memory small."""
     nodes: List[_Node] = []
     open_frames: List[Tuple[str, float]] = []
     time = 0.0
+    elided = 0
     for stack in sorted(merged):
         names = stack.split(";")
         common = 0
@@ -98,21 +101,31 @@ def flow(merged: Dict[str, float]) -> Tuple[List[_Node], float]:
             common += 1
         while len(open_frames) > common:
             name, start = open_frames.pop()
-            nodes.append(_Node(name, len(open_frames) + 1, start, time))
+            if time - start >= min_time:
+                nodes.append(_Node(name, len(open_frames) + 1, start, time))
+            else:
+                elided += 1
         for name in names[common:]:
             open_frames.append((name, time))
         time += merged[stack]
     while open_frames:
         name, start = open_frames.pop()
-        nodes.append(_Node(name, len(open_frames) + 1, start, time))
-    return nodes, time
+        if time - start >= min_time:
+            nodes.append(_Node(name, len(open_frames) + 1, start, time))
+        else:
+            elided += 1
+    return nodes, time, elided
+
+
+def _min_time(total: float, width: int, minwidth: float) -> float:
+    return minwidth * total / (width - 2 * PAD) if total > 0 else 0.0
 
 
 def _prune(nodes: List[_Node], total: float, width: int, minwidth: float) -> Tuple[List[_Node], int]:
     """Drop frames narrower than minwidth pixels (their children are narrower still)."""
     if total <= 0:
         return [], 0
-    min_time = minwidth * total / (width - 2 * PAD)
+    min_time = _min_time(total, width, minwidth)
     kept = [n for n in nodes if n.end - n.start >= min_time]
     return kept, len(nodes) - len(kept)
 
@@ -207,8 +220,7 @@ def render_svg(stacks: Iterable[Tuple[str, float]], *, title: str = "Flame Graph
                highlights: Sequence[Highlight] = (), width: int = 1200, minwidth: float = 0.1,
                count_name: str = "samples") -> str:
     merged = merge_stacks(stacks)
-    nodes, total = flow(merged)
-    nodes, elided = _prune(nodes, total, width, minwidth)
+    nodes, total, elided = flow(merged, _min_time(sum(merged.values()), width, minwidth))
     highlights = assign_highlight_colors(highlights)
     max_depth = max((n.depth for n in nodes), default=0)
     legend_rows = 1
