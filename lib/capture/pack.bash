@@ -38,6 +38,8 @@ enforce_max_size() {
 	kib=$(du -sk "$BUNDLE_DIR" | cut -f1)
 	[ "$kib" -gt $((OPT_MAX_MB * 1024)) ] || return 0
 	rm -f "$BUNDLE_DIR/perf/perf.data" "$BUNDLE_DIR/perf/perf.data.tar.bz2"
+	# the manifest must not list what is gone
+	sed -i 's|"perf/perf.data",||; s|"perf/perf.data.tar.bz2"||' "$STATE_DIR/collectors.jsonl"
 	NOTES+=("bundle over --max-size ${OPT_MAX_MB} MB: perf.data and perf archive dropped")
 	kib=$(du -sk "$BUNDLE_DIR" | cut -f1)
 	[ "$kib" -gt $((OPT_MAX_MB * 1024)) ] && NOTES+=("bundle still ${kib} KiB, over --max-size ${OPT_MAX_MB} MB")

@@ -206,7 +206,11 @@ perf_archive() {
 	wait_child "$CURRENT_PID"
 	rc=$?
 	CURRENT_PID=""
-	[ "$rc" -eq 0 ] || status=failed reason="perf archive exited $rc"
+	if [ "$rc" -ne 0 ]; then
+		status=failed reason="perf archive exited $rc (partial archive removed)"
+		[ "$rc" = 124 ] && status=timeout
+		rm -f "$data.tar.bz2"
+	fi
 	record_entry perf.archive once "" "$(json_array "${ARGV[@]}")" "$status" "$rc" "$(elapsed "$t0")" \
 		"$( [ -f "$data.tar.bz2" ] && json_array perf/perf.data.tar.bz2 || echo '[]')" "$(file_bytes "$data.tar.bz2")" false \
 		"$(tail -n 3 "$STATE_DIR/perf-archive.err" | tail -c 800)" "$reason" ""
