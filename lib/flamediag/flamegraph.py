@@ -150,7 +150,7 @@ def kind_of(name: str) -> Tuple[str, str]:
 def palette_color(name: str, kind: str) -> str:
     v1, v2, v3 = _hash(name)
     if kind == "kernel":          # orange
-        r, g, b = 200 + 55 * v3, 90 + 65 * v1, 0 + 40 * v2
+        r, g, b = 225 + 30 * v3, 130 + 45 * v1, 0 + 30 * v2
     elif kind == "jit":           # green
         r, g, b = 50 + 60 * v3, 170 + 60 * v1, 50 + 60 * v2
     elif kind == "inlined":       # aqua
@@ -159,8 +159,8 @@ def palette_color(name: str, kind: str) -> str:
         r, g, b = 150, 120, 220
     elif kind == "root":
         r, g, b = 200, 200, 200
-    else:                         # user: warm red/yellow ("hot")
-        r, g, b = 205 + 50 * v3, 40 + 150 * v1, 40 + 40 * v2
+    else:                         # user: red (kept apart from the kernel's orange)
+        r, g, b = 200 + 55 * v3, 40 + 60 * v1, 40 + 50 * v2
     return f"rgb({int(r)},{int(g)},{int(b)})"
 
 

@@ -71,6 +71,7 @@ def test_click_zooms_and_reset_restores(browser, tmp_path):
     assert after != before and after[1] > before[1]
     assert page.locator("#unzoom").get_attribute("class") in ("", None)
     ARTIFACTS.mkdir(exist_ok=True)
+    page.evaluate("window.scrollTo(0, 1e6)")          # the root is at the bottom
     page.screenshot(path=str(ARTIFACTS / "flamegraph-zoomed.png"))
     page.locator("#unzoom").click()
     assert frame_box(page, "handle_softirqs") == before
@@ -85,6 +86,7 @@ def test_search_highlights_with_matched_percent(browser, tmp_path):
     assert matched.startswith("Matched: ") and matched.endswith("%") and matched != "Matched: 0.0%"
     assert page.locator("g.f.match").count() > 0
     assert page.locator("g.f.match rect").first.get_attribute("fill") == "rgb(230,0,230)"
+    page.evaluate("window.scrollTo(0, 1e6)")
     page.screenshot(path=str(ARTIFACTS / "flamegraph-search.png"))
     assert events == {"errors": [], "dialogs": []}
 
