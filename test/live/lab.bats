@@ -54,3 +54,42 @@ live_scenario() {
 @test "live: a healthy host (user-space burner) has no finding at medium or high" {
 	live_scenario healthy
 }
+
+# system_state: everything the scenarios may change, in one comparable text.
+system_state() {
+	cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag
+	find /sys/fs/cgroup/memory /sys/fs/cgroup -maxdepth 1 -name 'flamediag-lab-*' 2>/dev/null
+	ip netns list 2>/dev/null | grep fdlab
+	find /var/tmp -maxdepth 1 -name 'flamediag-lab-*' 2>/dev/null
+	local load
+	for load in thp_frag udp_flood futex_hammer tlb_storm pingpong; do pgrep -x "$load"; done
+	true
+}
+
+@test "live: scenarios restore THP, cgroups, netns, files and processes when interrupted" {
+	require_root
+	exec 8<>"${LAB_LOCK:-/run/lock/flamediag-live-lab.lock}"
+	flock -w 300 8	# no other live-lab scenario may change the state meanwhile
+	local before scenario signal ready pid expected
+	before=$(system_state)
+	for scenario in thp-compaction memcg-reclaim nic-softirq; do
+		for signal in INT TERM; do
+			expected=143
+			[ "$signal" = TERM ] || expected=130
+			ready=$BATS_TEST_TMPDIR/$scenario.$signal.ready
+			set -m	# else a background job starts with SIGINT ignored, and bash cannot trap it
+			"$FLAMEDIAG_ROOT/test/live/$scenario.sh" -d 60 -r "$ready" 2>"$BATS_TEST_TMPDIR/$scenario.log" 8>&- &
+			pid=$!
+			set +m
+			while [ ! -s "$ready" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+			[ -s "$ready" ] || { cat "$BATS_TEST_TMPDIR/$scenario.log"; false; }
+			[ "$(system_state)" != "$before" ] || { echo "$scenario changed nothing visible"; false; }
+			kill "-$signal" "$pid"
+			status=0
+			wait "$pid" || status=$?
+			[ "$status" -eq "$expected" ] || { echo "$scenario exited $status on SIG$signal"; false; }
+			[ "$(system_state)" = "$before" ] || { echo "$scenario left after SIG$signal:"; diff <(echo "$before") <(system_state); false; }
+		done
+	done
+	exec 8>&-
+}
