@@ -65,7 +65,9 @@ def code_span(text, in_table: bool = False) -> Trusted:
     if in_table:
         text = text.replace("|", "\\|")
     fence = "`" * (_longest_run(text) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or fence != "`" else ""
+    # CommonMark strips one space from each side when both are there: pad so the data survives
+    pad = " " if text[:1] in "` " and text[-1:] in "` " or text.startswith("`") or text.endswith("`") \
+        or fence != "`" else ""
     return Trusted(f"{fence}{pad}{text}{pad}{fence}")
 
 

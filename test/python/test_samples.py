@@ -36,6 +36,7 @@ def readme_rows():
 
 ROWS = readme_rows()
 SPECS = sorted((SAMPLES / "specs").glob("*.yaml"))
+GENERATED = {load_spec(p)["name"] for p in SPECS}   # the rest are real captures (live lab)
 
 
 @pytest.fixture(scope="module")
@@ -81,14 +82,15 @@ def test_sample_is_exactly_what_its_spec_generates(spec_path, tmp_path):
 def test_sample_is_a_small_well_formed_bundle(name):
     root = SAMPLES / name
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    assert size < 512 * 1024
+    assert size < 1024 * 1024
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["schema"] == 1 and manifest["kernel"] and manifest["cpus"] >= 1
     with bundle_mod.open_bundle(root) as opened:
         assert opened.problems == []
         assert opened.collector("perf.script") is not None
         for entry in manifest["collectors"]:
-            assert opened.read(entry["name"], entry["phase"], entry["instance"]) is not None, entry
+            if entry.get("status") == "ok" and entry.get("outputs"):
+                assert opened.read(entry["name"], entry["phase"], entry["instance"]) is not None, entry
     sums = dict(reversed(line.split("  ", 1)) for line in (root / "SHA256SUMS").read_text().splitlines())
     for rel, digest in sums.items():
         assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest
@@ -100,10 +102,13 @@ def test_perf_script_is_real_syntax_consistent_with_the_manifest(name):
     manifest = json.loads((root / "manifest.json").read_text())
     text = gzip.decompress((root / "perf" / "perf.script.gz").read_bytes())
     first = text.split(b"\n", 1)[0]
-    assert re.match(rb"^\S+ \d+/\d+ \[\d{3}\] +\d+\.\d{6}: +\d+ cpu-clock: $", first), first
+    assert re.match(rb"^\S+ +\d+/\d+ +\[\d{3}\] +\d+\.\d{6}: +\d+ cpu-clock(:[a-z]+)?: $", first), first
     with open(root / "perf" / "perf.script.gz", "rb") as handle:
         profile = perfscript.read_profile(handle)
-    assert profile.skipped_lines == 0 and profile.data_quality == []
+    assert profile.skipped_lines == 0
+    if name not in GENERATED:
+        return   # a real capture: its sample count is whatever perf recorded
+    assert profile.data_quality == []
     assert profile.cpus() == list(range(manifest["cpus"]))
     expected = manifest["cpus"] * manifest["frequency"] * manifest["duration_actual"]
     assert profile.total() == pytest.approx(expected, rel=0.01)
