@@ -350,6 +350,8 @@ main() {
 	CPUS=$(count_cpus)
 	NUMA_NODES=$(count_numa_nodes)
 	HOST=$(host_name)
+	KERNEL=$(uname -r)
+	ARCH=$(uname -m)
 	check_output_dir
 	take_lock
 	check_space

@@ -12,20 +12,37 @@ self_cpu_seconds() {
 # write_manifest COMPLETE STATE -> manifest.json, atomically (a reader never sees half a file).
 write_manifest() {
 	local complete=$1 state=$2 collectors="" tmp=$BUNDLE_DIR/.manifest.json.tmp end_utc=null actual=null
+	local perf_j cpu_j
+	# defaults: a Ctrl-C can kill a $(...) subshell and leave its value empty
+	perf_j=$(perf_json)
+	[ -n "$perf_j" ] || perf_j='{}'
+	cpu_j=$(self_cpu_seconds)
+	[ -n "$cpu_j" ] || cpu_j=null
 	[ -f "$STATE_DIR/collectors.jsonl" ] && collectors=$(sed '$!s/$/,/' "$STATE_DIR/collectors.jsonl")
-	[ -n "${END_UTC:-}" ] && end_utc=$(json_str "$END_UTC")
 	[ -n "${DURATION_ACTUAL:-}" ] && actual=$DURATION_ACTUAL
+	local version_j host_j kernel_j arch_j start_j label_j cmd_j signal_j=null notes_j="" note root_j=false
+	json_q "$VERSION"; version_j=$REPLY
+	json_q "$HOST"; host_j=$REPLY
+	json_q "$KERNEL"; kernel_j=$REPLY
+	json_q "$ARCH"; arch_j=$REPLY
+	json_q "$START_UTC"; start_j=$REPLY
+	json_q "$OPT_LABEL"; label_j=$REPLY
+	json_q "$COMMAND_LINE"; cmd_j=$REPLY
+	[ -n "${END_UTC:-}" ] && json_q "$END_UTC" && end_utc=$REPLY
+	[ -n "${END_SIGNAL:-}" ] && json_q "$END_SIGNAL" && signal_j=$REPLY
+	for note in "${NOTES[@]}"; do json_q "$note"; notes_j+="${notes_j:+,}$REPLY"; done
+	[ "$EUID" -eq 0 ] && root_j=true
 	{
-		printf '{\n"schema": 1,\n"flamediag_version": %s,\n' "$(json_str "$VERSION")"
-		printf '"host": %s, "kernel": %s, "arch": %s,\n' "$(json_str "$HOST")" "$(json_str "$(uname -r)")" "$(json_str "$(uname -m)")"
+		printf '{\n"schema": 1,\n"flamediag_version": %s,\n' "$version_j"
+		printf '"host": %s, "kernel": %s, "arch": %s,\n' "$host_j" "$kernel_j" "$arch_j"
 		printf '"cpus": %s, "numa_nodes": %s,\n' "$CPUS" "$NUMA_NODES"
-		printf '"start_utc": %s, "end_utc": %s,\n' "$(json_str "$START_UTC")" "$end_utc"
+		printf '"start_utc": %s, "end_utc": %s,\n' "$start_j" "$end_utc"
 		printf '"duration_requested": %s, "duration_actual": %s,\n' "$OPT_DURATION" "$actual"
-		printf '"frequency": %s, "label": %s, "command_line": %s,\n' "$OPT_HZ" "$(json_str "$OPT_LABEL")" "$(json_str "$COMMAND_LINE")"
-		printf '"state": "%s", "complete": %s, "end_signal": %s,\n' "$state" "$complete" "$(json_str_or_null "${END_SIGNAL:-}")"
-		printf '"root": %s, "max_size_mb": %s, "notes": %s,\n' "$(is_root && echo true || echo false)" "${OPT_MAX_MB:-null}" "$(json_array "${NOTES[@]}")"
-		printf '"perf": %s,\n' "$(perf_json)"
-		printf '"self_cpu_seconds": %s,\n' "$(self_cpu_seconds)"
+		printf '"frequency": %s, "label": %s, "command_line": %s,\n' "$OPT_HZ" "$label_j" "$cmd_j"
+		printf '"state": "%s", "complete": %s, "end_signal": %s,\n' "$state" "$complete" "$signal_j"
+		printf '"root": %s, "max_size_mb": %s, "notes": [%s],\n' "$root_j" "${OPT_MAX_MB:-null}" "$notes_j"
+		printf '"perf": %s,\n' "$perf_j"
+		printf '"self_cpu_seconds": %s,\n' "$cpu_j"
 		printf '"collectors": [\n%s\n]\n}\n' "$collectors"
 	} >"$tmp" && mv -f "$tmp" "$BUNDLE_DIR/manifest.json"
 }

@@ -303,6 +303,9 @@ record_entry() {
 	local phase=$2 inst=$3 rc=$6 name_j phase_j inst_j=null tail_j reason_j=null fix_j=null
 	ENTRY_SEQ=$((ENTRY_SEQ + 1))
 	[ -n "$rc" ] || rc=null
+	# a Ctrl-C reaches the whole process group, $(...) subshells included: a killed one yields
+	# an empty value, so every non-string field gets a valid default (the manifest must parse)
+	set -- "$1" "$2" "$3" "${4:-[]}" "$5" "$6" "${7:-0}" "${8:-[]}" "${9:-0}" "${10:-false}" "${11}" "${12}" "${13}"
 	json_q "$1"; name_j=$REPLY
 	json_q "$phase"; phase_j=$REPLY
 	[ -n "$inst" ] && json_q "$inst" && inst_j=$REPLY
