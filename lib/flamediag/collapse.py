@@ -361,6 +361,8 @@ def _collapse_batches(collapser: Collapser, stream) -> CollapseResult:
         else:
             collapser.feed_batch(first_line, blocks)
     collapser.result.lines = batches.next_line - 1
+    if getattr(stream, "error", None):
+        collapser.result.problems.add(stream.error, batches.next_line)
     if batches.cut_blocks:
         collapser.result.problems.add("over-long blocks cut at a line end (no blank line in 8 MiB)",
                                       batches.cut_blocks[0])

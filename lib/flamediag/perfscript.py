@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
 
@@ -210,8 +211,33 @@ def open_binary(stream: BinaryIO) -> BinaryIO:
     """Wrap a gzip stream (detected by magic bytes, not name) so reads give plain text."""
     head = _peek(stream, 2)
     if head[0].startswith(GZIP_MAGIC):
-        return gzip.GzipFile(fileobj=head[1], mode="rb")  # type: ignore[return-value]
+        return _TolerantGzip(gzip.GzipFile(fileobj=head[1], mode="rb"))  # type: ignore[return-value]
     return head[1]
+
+
+class _TolerantGzip:
+    """A gzip stream whose corrupt or truncated end reads as end of input; `error` says why
+    (a cut-off perf.script.gz still gives the samples before the cut)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.error: Optional[str] = None
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes, in small reads so a bad end loses little."""
+        pieces = []
+        wanted = size if size and size > 0 else 1 << 62
+        while wanted > 0 and not self.error:
+            try:
+                piece = self.stream.read1(min(wanted, 1 << 16))   # one raw read: no data lost
+            except (OSError, EOFError, zlib.error) as err:
+                self.error = f"gzip input is corrupt or truncated ({err})"
+                break
+            if not piece:
+                break
+            pieces.append(piece)
+            wanted -= len(piece)
+        return b"".join(pieces)
 
 
 def _peek(stream: BinaryIO, size: int) -> Tuple[bytes, BinaryIO]:
@@ -329,7 +355,14 @@ class _Sample:
 def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
     """Samples in input order; malformed lines are counted in `problems` and skipped.
     A new event line ends the previous sample (single-line stacks need no blank line)."""
-    for first_line, block in iter_blocks(open_binary(stream)):
+    stream = open_binary(stream)
+    yield from _samples_of(stream, problems)
+    if getattr(stream, "error", None):
+        problems.add(stream.error, 0)
+
+
+def _samples_of(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
+    for first_line, block in iter_blocks(stream):
         final = first_line < 0
         sample: Optional[_Sample] = None
         single_line = False

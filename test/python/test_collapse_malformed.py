@@ -171,3 +171,13 @@ def test_memory_does_not_grow_with_input_size():
     assert large["stacks"] == small["stacks"]
     growth_mib = (large["rss_kib"] - small["rss_kib"]) / 1024
     assert growth_mib < 24, (small, large)             # input grew by 87 MiB; chunks are 4 MiB
+
+
+def test_truncated_gzip_keeps_the_samples_before_the_cut():
+    gz = (FIXTURES / "cpu-softirq-gz.perf.gz").read_bytes()
+    run = collapse_cli(gz[:len(gz) * 2 // 3])
+    assert run.returncode == 0
+    [warning] = warnings_of(run)
+    assert "gzip input is corrupt or truncated" in warning
+    assert run.stdout.count(b"\n") > 10
+    assert collapse_cli(gz[:2] + b"junk").returncode == 65
