@@ -107,7 +107,11 @@ def load(path_text: str) -> Input:
                         exitcodes.NOPERM if isinstance(err, PermissionError) else exitcodes.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
-    if (head.startswith(GZIP_MAGIC) or head[257:262] == b"ustar") and _is_tar(path):
+    # A file named like a tarball goes to the bundle reader even when broken or hostile, so the
+    # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
+    from .bundle import is_bundle
+
+    if is_bundle(path) or ((head.startswith(GZIP_MAGIC) or head[257:262] == b"ustar") and _is_tar(path)):
         return _load_bundle(path)
     kind = sniff(head)
     if kind == "paste":

@@ -88,10 +88,6 @@ def test_hostile_bundle_is_refused(tmp_path, command, case):
     rule = hostile.HOSTILE[case](bundle, scene.canary)
     rc, stderr, rss = scene.run(command, bundle)
     assert rc == 65, stderr
-    if command == "diagnose" and case == "not_gzip" and "no stacks found" in stderr:
-        # inputs.load() detects by content (tarfile.is_tarfile), so a non-gzip file named .tar.gz
-        # is read as a paste; bundle.is_bundle() would route it to the reader's reason instead.
-        pytest.xfail("diagnose reports 'no stacks found' for a non-gzip .tar.gz (lead: use bundle.is_bundle)")
     assert rule in stderr
     assert len([line for line in stderr.splitlines() if "ERROR" in line]) == 1
     assert "\x1b" not in stderr and "Traceback" not in stderr
