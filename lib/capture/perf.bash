@@ -187,7 +187,13 @@ perf_script() {
 	if [ "$rc" -ne 0 ]; then
 		status=failed reason="perf script exited $rc: $(tail -n 1 "$log")" fix="run by hand: perf script -i perf.data (kept with --keep-perf-data)"
 		[ "$rc" = 124 ] && status=timeout
-		rm -f "$BUNDLE_DIR/perf/perf.script.gz"
+		# perf script can stop part-way (e.g. "failed to process type: 17 [Bad address]" under
+		# mmap-heavy load): the stacks it printed before are still good, so keep a complete gzip.
+		if [ "$rc" != 124 ] && [ -s "$BUNDLE_DIR/perf/perf.script.gz" ] && gzip -t "$BUNDLE_DIR/perf/perf.script.gz" 2>/dev/null; then
+			reason="$reason; the stacks printed before it stopped are kept"
+		else
+			rm -f "$BUNDLE_DIR/perf/perf.script.gz"
+		fi
 	fi
 	record_entry perf.script once "" "$(json_array perf script -i perf/perf.data -F "$(sed -n 's/.*fields used: //p' "$log" | tail -n 1)")" \
 		"$status" "$rc" "$(elapsed "$t0")" "$( [ -s "$BUNDLE_DIR/perf/perf.script.gz" ] && json_array perf/perf.script.gz || echo '[]')" \

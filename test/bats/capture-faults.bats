@@ -205,6 +205,19 @@ wait_bg() {
 	assert_output --partial "WARNING: perf not found for kernel"
 }
 
+@test "perf script stopping part-way: the stacks printed before are kept, status failed with reason, exit 1" {
+	use_fakes perf-script-fails
+	require_root
+	run_capture -d 1 -o "$OUT" --no-bpf
+	assert_equal "$status" 1
+	local bundle
+	bundle=$(last_line)
+	run -0 mq "$bundle" '[col("perf.script")["status"], "kept" in col("perf.script")["reason"], col("perf.script")["outputs"]]'
+	assert_output '["failed", true, ["perf/perf.script.gz"]]'
+	run -0 bash -c "tar -xzOf '$bundle' --wildcards '*/perf/perf.script.gz' | gzip -dc | grep -c 'cpu-clock'"
+	[ "$output" -gt 0 ]
+}
+
 @test "hanging, TERM-ignoring and stdout-holding collectors time out; the rest is unaffected" {
 	require_root
 	use_fakes hang
