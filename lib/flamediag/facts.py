@@ -518,6 +518,11 @@ def _hottest(facts: Facts, column: str, per_cpu: Dict[str, Dict[str, float]], pa
     mean = sum(values.values()) / len(values)
     concentration = round(values[top] / mean, 3) if mean > 0 else 1.0
     facts.set(f"mpstat.{column}_pct.concentration", concentration, path, bad)
+    if len(values) >= 2:
+        # max/mean can never exceed the CPU count (2 on a 2-CPU host), so also compare the hottest
+        # CPU with the mean of the others; the 0.5 % floor keeps an idle rest from dividing by 0.
+        rest = [v for cpu, v in values.items() if cpu != top]
+        facts.set(f"mpstat.{column}_pct.vs_rest", round(values[top] / max(sum(rest) / len(rest), 0.5), 3), path, bad)
 
 
 def _vmstat_window(src: _Source) -> None:
