@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 DEB_PACKAGES := linux-perf sysstat numactl iproute2 ethtool bats bats-assert bats-support \
 	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod
 
-.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench clean help
+.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench samples clean help
 
 help:
 	@echo "make demo     set up .venv (diagnosis deps) and diagnose samples/zone-reclaim*"
@@ -17,6 +17,7 @@ help:
 	@echo "make lab      run the live-lab scenarios alone (root) and print a table"
 	@echo "make catalog  list the playbooks (id, title, kernel eras, evidence)"
 	@echo "make bench    run the benchmarks in bench/"
+	@echo "make samples  regenerate samples/ from samples/specs/"
 	@echo "make install PREFIX=/usr/local"
 
 # --- environments ------------------------------------------------------------------
@@ -58,6 +59,10 @@ lab: venv-dev
 
 catalog: venv
 	@bin/flamediag playbooks
+
+# regenerate the synthetic sample bundles from samples/specs/ (deterministic; review the diff)
+samples: venv
+	@for s in samples/specs/*.yaml; do $(VPY) samples/tools/make-sample "$$s" || exit 1; done
 
 bench: venv-dev
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && { echo "== $$b"; "$$b" || exit 1; }; done; true
