@@ -199,6 +199,28 @@ snip_irqbalance() {
 
 # memcg: the 10 busiest memory cgroups (by usage), v1 or v2, whichever is mounted. Bounded depth
 # and count: hosts with thousands of containers must not make this grow.
+# read_first FILE -> its first line, or 0
+read_first() {
+	local line=0
+	[ -r "$1" ] && read -r line <"$1"
+	echo "${line:-0}"
+}
+
+# memcg_pressure DIR -> how often the cgroup hit its limit (v1 failcnt, v2 events high + max)
+memcg_pressure() {
+	local key value sum=0
+	if [ -r "$1/memory.failcnt" ]; then
+		read_first "$1/memory.failcnt"
+		return
+	fi
+	if [ -r "$1/memory.events" ]; then
+		while read -r key value; do
+			case $key in high | max) sum=$((sum + value)) ;; esac
+		done <"$1/memory.events"
+	fi
+	echo "$sum"
+}
+
 snip_memcg() {
 	local sys=$1 root usage_file files dir
 	if [ -f "$sys/fs/cgroup/memory/memory.usage_in_bytes" ]; then
@@ -210,15 +232,21 @@ snip_memcg() {
 	else
 		not_applicable "no memory cgroup controller mounted"
 	fi
+	# Rank cgroups by limit pressure first (v1 failcnt, v2 memory.events high+max), then usage: a
+	# small cgroup hitting its limit matters more than a big one that never does. Builtin reads
+	# only: no fork per cgroup on hosts with thousands of them.
 	find "$root" -maxdepth 4 -name "$usage_file" 2>/dev/null | head -n 5000 | while IFS= read -r file; do
-		printf '%s %s\n' "$(cat "$file" 2>/dev/null || echo 0)" "$(dirname "$file")"
-	done | sort -rn | head -n 10 | while read -r _ dir; do
+		dir=${file%/*}
+		printf '%s %s %s\n' "$(memcg_pressure "$dir")" "$(read_first "$file")" "$dir"
+	done | sort -k1,1nr -k2,2nr | head -n 10 | while read -r _ _ dir; do
 		echo "== $(canonical "$dir" "$root" "") =="
 		for file in $files; do
 			[ -r "$dir/$file" ] || continue
 			sed "s|^|$file: |" "$dir/$file"
 		done
-		[ -r "$dir/memory.stat" ] && grep -E '^(total_)?(cache|rss|pgmajfault|pgscan|pgsteal|workingset)' "$dir/memory.stat" | head -n 12 | sed 's|^|memory.stat: |'
+		if [ -r "$dir/memory.stat" ]; then
+			grep -E '^(total_)?(cache|rss|pgmajfault|pgscan|pgsteal|workingset)' "$dir/memory.stat" | head -n 12 | sed 's|^|memory.stat: |'
+		fi
 	done
 }
 
