@@ -37,7 +37,7 @@ class Evidence:
     supports: Optional[bool] = True  # True for, False against, None neutral (not captured)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "source": self.source}
+        return {"kind": self.kind, "text": self.text, "source": self.source, "supports": self.supports}
 
 
 @dataclass

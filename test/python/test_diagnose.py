@@ -258,3 +258,17 @@ def test_unwritable_output_directory_names_the_fix(tmp_path):
     blocker.write_text("x")
     result = run_cli("diagnose", ZONE, "-o", blocker / "sub")
     assert result.returncode != 0 and "-o" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_evidence_says_which_items_support_and_which_go_against(tmp_path):
+    # The real 6.18 nic-softirq capture: NET_RX all on CPU 0 (for), but no time_squeeze (against).
+    result, out = diagnose(tmp_path, SAMPLES / "live-nic-softirq-6.18")
+    assert result.returncode == 0, result.stderr
+    doc = validate(read_findings(out))
+    evidence = doc["findings"][0]["evidence"]
+    assert all(e["supports"] in (True, False, None) for e in evidence)
+    assert any(e["supports"] is True and "NET_RX" in e["text"] for e in evidence)
+    against = [e for e in evidence if e["supports"] is False]
+    assert any("time_squeeze" in e["text"] for e in against)
+    report = (out / "report.md").read_text()
+    assert "- against: " in report
