@@ -298,3 +298,23 @@ def test_ss_rhel6_iproute2_layout():
     assert [s["process"] for s in sockets] == ["iperf", "iperf"]
     assert sockets[1]["retrans_total"] == 9 and sockets[1]["lost"] == 3 and sockets[1]["rto"] == 1632.0
     assert sockets[0]["congestion"] == "cubic" and sockets[0]["peer"] == "10.12.101.23:43122"
+
+
+def test_pidstat_threads_layout_counts_each_thread_once():
+    # real `pidstat -u -w -t 1 2` during `stress-ng --futex 2` (sysstat 12, C locale)
+    result = pidstat.parse(fixture("pidstat/c-u-w-t-futex-threads.txt"))
+    assert result["notes"] == []
+    futex_cpu = [r for r in result["cpu"] if r["command"] == "stress-ng-futex" and r["time"] == "08:49:37"]
+    assert [r["pid"] for r in futex_cpu] == [2129, 2130, 2131, 2132]      # process rows only
+    assert futex_cpu[0]["%CPU"] == 41.9
+    futex_sw = [r for r in result["switches"] if r["command"] == "stress-ng-futex" and r["time"] == "08:49:37"]
+    assert [r["pid"] for r in futex_sw] == [2129, 2130, 2131, 2132]       # thread rows, "|__" stripped
+    assert futex_sw[1]["nvcswch/s"] == 7037.14                             # the thread's, not the process's
+
+
+def test_pidstat_threads_layout_thread_shown_without_its_process():
+    # excerpt of a real `pidstat -u -w -t 1` here: pid 1's thread 75 is printed alone (both ids)
+    result = pidstat.parse(fixture("pidstat/c-u-w-t-thread-alone.txt"))
+    assert result["notes"] == []
+    assert [(r["pid"], r["%CPU"]) for r in result["cpu"]] == [(75, 0.99), (35, 0.99)]
+    assert [(r["pid"], r["cswch/s"]) for r in result["switches"]] == [(75, 12.0), (35, 30.0)]

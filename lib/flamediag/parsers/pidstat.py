@@ -1,4 +1,7 @@
-"""`pidstat -u -w 1` output (sysstat 9-12, 12/24-hour times, decimal commas).
+"""`pidstat -u -w [-t] 1` output (sysstat 9-12, 12/24-hour times, decimal commas).
+
+With `-t` (TGID and TID columns) CPU rows are the processes' totals and switch rows are the
+threads' own: a futex storm between threads of one process shows its real switch rate.
 
 Sample input::
 
@@ -33,21 +36,37 @@ def parse(text: str) -> dict:
     result = {"cpu": [], "switches": [], "average_cpu": [], "average_switches": [],
               "intervals": 0, "notes": notes}
     columns: Optional[List[str]] = None
+    threads = False   # `pidstat -t` layout: TGID and TID columns
     leading = 1  # header tokens before PID: time, [AM|PM], [UID] (sysstat 9 has no UID column)
     times = set()
     for line in lines(text, notes):
         tokens = line.split()
-        if "PID" in tokens and "Command" in tokens and tokens.index("PID") < tokens.index("Command"):
-            leading = tokens.index("PID")
+        id_column = "PID" if "PID" in tokens else "TID" if "TID" in tokens else None
+        if id_column and "Command" in tokens and tokens.index(id_column) < tokens.index("Command"):
+            leading = tokens.index(id_column)
             columns = tokens[leading + 1:tokens.index("Command")]
+            threads = id_column == "TID"
             continue
         if not tokens or columns is None or tokens[0] == "Linux":
             continue
-        row = _row(tokens, columns, leading)
+        section = "switches" if "cswch/s" in columns else "cpu"
+        if threads:
+            # `pidstat -t`: a process row (TID "-") carries the process's CPU total, thread rows
+            # (TGID "-") each thread's own switches; keep one kind per section, never both.
+            # A thread whose process row is not shown (process idle) prints both ids: it is the
+            # only row for its CPU and a thread row for its switches.
+            is_thread = tokens[leading] != "-"
+            alone = is_thread and tokens[leading - 1] != "-"
+            if not (is_thread if section == "switches" else (not is_thread or alone)):
+                continue
+            # keep one id column: time [UID] ID values... Command, as without -t
+            tokens = tokens[:leading - 1] + tokens[leading:] if is_thread else tokens[:leading] + tokens[leading + 1:]
+        row = _row(tokens, columns, leading - 1 if threads else leading)
         if row is None:
             add_note(notes, "pidstat: unreadable row(s) ignored")
             continue
-        section = "switches" if "cswch/s" in columns else "cpu"
+        if threads:
+            row["command"] = row["command"].removeprefix("|__")
         if row["time"].lower() in AVERAGE_WORDS:
             result["average_" + section].append(row)
         else:
