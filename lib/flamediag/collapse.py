@@ -375,7 +375,7 @@ class Batches:
     never counts it: it may be a sample cut off mid-write). Memory stays bounded on input with no
     blank lines at all: past MAX_BLOCK bytes a block is cut at a line end."""
 
-    MAX_BLOCK = 8 << 20
+    MAX_BLOCK = perfscript.MAX_BLOCK
 
     def __init__(self, stream, chunk_size: int = perfscript.CHUNK):
         self.stream, self.chunk_size = stream, chunk_size

@@ -25,6 +25,7 @@ from .profile import Frame, Profile
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22
+MAX_BLOCK = 8 << 20   # no blank line for this long: not a sample; cut at a line end (bounded memory)
 MAX_LINE = 1 << 16            # longer lines are skipped as malformed (regex cost, not sense)
 WHITESPACE = b" \t\r\n\x0b\x0c"
 
@@ -278,7 +279,8 @@ def iter_blocks(stream: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Tuple[int
     """(first line number, block) for each blank-line separated block, streamed.
 
     A last block without its closing blank line is yielded with a negative line number:
-    stackcollapse-perf.pl never counts it (it may be a sample cut off mid-write)."""
+    stackcollapse-perf.pl never counts it (it may be a sample cut off mid-write). Input with no
+    blank lines at all is cut every MAX_BLOCK bytes, so memory stays bounded."""
     line_no = 1
     carry = b""
     while True:
@@ -289,6 +291,12 @@ def iter_blocks(stream: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Tuple[int
         cut = data.rfind(b"\n\n")
         if cut < 0:
             carry = data
+            if len(data) > MAX_BLOCK:
+                end = data.rfind(b"\n")
+                end = len(data) if end < 0 else end
+                block, carry = data[:end], data[end + 1:]
+                yield line_no, block
+                line_no += block.count(b"\n") + 1
             continue
         body, carry = data[:cut], data[cut + 2:]
         for block in body.split(b"\n\n"):

@@ -181,3 +181,30 @@ def test_truncated_gzip_keeps_the_samples_before_the_cut():
     assert "gzip input is corrupt or truncated" in warning
     assert run.stdout.count(b"\n") > 10
     assert collapse_cli(gz[:2] + b"junk").returncode == 65
+
+
+class _NoBlankLines:
+    """A lazily generated stream of `size` bytes of text lines and no blank line at all."""
+
+    def __init__(self, size: int):
+        self.left = size
+        self.line = b"x" * 99 + b"\n"
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        self.left -= n
+        whole, rest = divmod(n, len(self.line))
+        return self.line * whole + self.line[:rest]
+
+
+def test_read_profile_memory_is_bounded_without_blank_lines():
+    # The diagnoser's reader (not only collapse) must not hold a block that never ends.
+    import tracemalloc
+    from flamediag import perfscript
+
+    tracemalloc.start()
+    profile = perfscript.read_profile(_NoBlankLines(96 << 20))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not profile.records
+    assert peak < 48 << 20, f"peak {peak >> 20} MiB for 96 MiB of input"
