@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2034 # OPT_* / window globals are read by the sourced lib/capture/*.bash
 # capture - record perf stacks and system metrics of one time window into one bundle.
 #           Uses perf, sysstat, procfs/sysfs; bcc or bpftrace when they work.
 #
