@@ -369,43 +369,7 @@ def _collapse_batches(collapser: Collapser, stream) -> CollapseResult:
     return collapser.result
 
 
-class Batches:
-    """(first line number, blank-line separated blocks) per chunk read, streamed; a last block
-    without its closing blank line comes alone with a negative line number (stackcollapse-perf.pl
-    never counts it: it may be a sample cut off mid-write). Memory stays bounded on input with no
-    blank lines at all: past MAX_BLOCK bytes a block is cut at a line end."""
-
-    MAX_BLOCK = perfscript.MAX_BLOCK
-
-    def __init__(self, stream, chunk_size: int = perfscript.CHUNK):
-        self.stream, self.chunk_size = stream, chunk_size
-        self.next_line = 1
-        self.cut_blocks: List[int] = []
-
-    def __iter__(self):
-        carry = b""
-        while True:
-            chunk = self.stream.read(self.chunk_size)
-            if not chunk:
-                break
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n\n")
-            if cut < 0:
-                carry = data
-                if len(data) > self.MAX_BLOCK:
-                    end = data.rfind(b"\n")
-                    end = len(data) if end < 0 else end
-                    block, carry = data[:end], data[end + 1:]
-                    self.cut_blocks.append(self.next_line)
-                    yield self.next_line, [block]
-                    self.next_line += block.count(b"\n") + 1
-                continue
-            body, carry = data[:cut], data[cut + 2:]
-            yield self.next_line, body.split(b"\n\n")
-            self.next_line += body.count(b"\n") + 2
-        if carry.strip(WHITESPACE):
-            yield -self.next_line, [carry]
-            self.next_line += carry.count(b"\n") + 1
+Batches = perfscript.Batches   # the chunker shared with the diagnoser's reader
 
 
 def collapse_file(path: str, options: CollapseOptions, jobs: Optional[int] = None) -> CollapseResult:

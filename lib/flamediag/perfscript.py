@@ -275,35 +275,53 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def iter_blocks(stream: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Tuple[int, bytes]]:
-    """(first line number, block) for each blank-line separated block, streamed.
+class Batches:
+    """(first line number, blank-line separated blocks) per chunk read, streamed; a last block
+    without its closing blank line comes alone with a negative line number (stackcollapse-perf.pl
+    never counts it: it may be a sample cut off mid-write). Memory stays bounded on input with no
+    blank lines at all: past MAX_BLOCK bytes a block is cut at a line end."""
 
-    A last block without its closing blank line is yielded with a negative line number:
-    stackcollapse-perf.pl never counts it (it may be a sample cut off mid-write). Input with no
-    blank lines at all is cut every MAX_BLOCK bytes, so memory stays bounded."""
-    line_no = 1
-    carry = b""
-    while True:
-        chunk = stream.read(chunk_size)
-        if not chunk:
-            break
-        data = carry + chunk if carry else chunk
-        cut = data.rfind(b"\n\n")
-        if cut < 0:
-            carry = data
-            if len(data) > MAX_BLOCK:
-                end = data.rfind(b"\n")
-                end = len(data) if end < 0 else end
-                block, carry = data[:end], data[end + 1:]
-                yield line_no, block
-                line_no += block.count(b"\n") + 1
+    def __init__(self, stream, chunk_size: int = CHUNK):
+        self.stream, self.chunk_size = stream, chunk_size
+        self.next_line = 1
+        self.cut_blocks: List[int] = []
+
+    def __iter__(self):
+        carry = b""
+        while True:
+            chunk = self.stream.read(self.chunk_size)
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n\n")
+            if cut < 0:
+                carry = data
+                if len(data) > MAX_BLOCK:
+                    end = data.rfind(b"\n")
+                    end = len(data) if end < 0 else end
+                    block, carry = data[:end], data[end + 1:]
+                    self.cut_blocks.append(self.next_line)
+                    yield self.next_line, [block]
+                    self.next_line += block.count(b"\n") + 1
+                continue
+            body, carry = data[:cut], data[cut + 2:]
+            yield self.next_line, body.split(b"\n\n")
+            self.next_line += body.count(b"\n") + 2
+        if carry.strip(WHITESPACE):
+            yield -self.next_line, [carry]
+            self.next_line += carry.count(b"\n") + 1
+
+
+def iter_blocks(stream: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Tuple[int, bytes]]:
+    """(first line number, block) for each blank-line separated block: Batches, one block at a
+    time (same bound on input without blank lines; a cut-off last block has a negative number)."""
+    for first_line, blocks in Batches(stream, chunk_size):
+        if first_line < 0:
+            yield first_line, blocks[0]
             continue
-        body, carry = data[:cut], data[cut + 2:]
-        for block in body.split(b"\n\n"):
-            yield line_no, block
-            line_no += block.count(b"\n") + 2
-    if carry.strip(WHITESPACE):
-        yield -line_no, carry
+        for block in blocks:
+            yield first_line, block
+            first_line += block.count(b"\n") + 2
 
 
 class Problems:
