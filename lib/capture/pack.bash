@@ -78,10 +78,8 @@ pack() {
 	}) >"$list"
 	TAR_TMP=$OUT/.$NAME.tar.gz.partial
 	LC_ALL=C "${PRIO[@]}" tar --no-recursion --null -czf "$TAR_TMP" -C "$OUT" -T "$list" 2>"$STATE_DIR/tar.err" 9>&- &
-	CURRENT_PID=$!
-	WAIT_KEEP=1 wait_child "$CURRENT_PID"
+	WAIT_KEEP=1 wait_current "$!"
 	rc=$?
-	CURRENT_PID=""
 	if [ $rc -ne 0 ]; then
 		rm -f "$TAR_TMP"
 		warn "packing failed: $(tail -n 1 "$STATE_DIR/tar.err"). Data left in $BUNDLE_DIR (not a bundle). Free space in $OUT and pack it: tar -czf $NAME.tar.gz -C $OUT $NAME"

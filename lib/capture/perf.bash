@@ -26,10 +26,8 @@ perf_preflight() {
 	fi
 	t0=$(now_s)
 	LC_ALL=C "${ORPHAN_TERM[@]}" timeout -k 2 30 "${ARGV[@]}" >"$out" 2>&1 </dev/null 9>&- &
-	CURRENT_PID=$!
-	wait_child "$CURRENT_PID"
+	wait_current "$!"
 	rc=$?
-	CURRENT_PID=""
 	status=ok
 	if [ $rc -ne 0 ]; then
 		status=failed
@@ -179,10 +177,8 @@ perf_script() {
 	ARGV=(bash "$CAPTURE_LIB/snippets.bash" perf-script "$data" "$BUNDLE_DIR/perf/perf.script.gz" "$PERF_SCRIPT_FIELDS")
 	t0=$(now_s)
 	LC_ALL=C "${PRIO[@]}" timeout -k 5 "${FLAMEDIAG_PERF_SCRIPT_TIMEOUT:-600}" "${ARGV[@]}" 2>"$log" </dev/null 9>&- &
-	CURRENT_PID=$!
-	wait_child "$CURRENT_PID"
+	wait_current "$!"
 	rc=$?
-	CURRENT_PID=""
 	grep -q 'fields used:' "$log" && PERF_WARNINGS+=("$(grep 'fields used:' "$log" | tail -n 1)")
 	if [ "$rc" -ne 0 ]; then
 		status=failed reason="perf script exited $rc: $(tail -n 1 "$log")" fix="run by hand: perf script -i perf.data (kept with --keep-perf-data)"
@@ -208,10 +204,8 @@ perf_archive() {
 	ARGV=(perf archive "$data")
 	t0=$(now_s)
 	LC_ALL=C "${PRIO[@]}" timeout -k 5 120 "${ARGV[@]}" >"$STATE_DIR/perf-archive.err" 2>&1 </dev/null 9>&- &
-	CURRENT_PID=$!
-	wait_child "$CURRENT_PID"
+	wait_current "$!"
 	rc=$?
-	CURRENT_PID=""
 	if [ "$rc" -ne 0 ]; then
 		status=failed reason="perf archive exited $rc (partial archive removed)"
 		[ "$rc" = 124 ] && status=timeout

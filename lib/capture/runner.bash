@@ -183,6 +183,17 @@ entry_key() {
 	printf '%s.%s.%s\n' "${C_NAME[$1]}" "$2" "${3:--}"
 }
 
+# wait_current PID -> wait_child PID, with PID as CURRENT_PID meanwhile (the child a second
+# signal kills).
+wait_current() {
+	local rc
+	CURRENT_PID=$1
+	wait_child "$1"
+	rc=$?
+	CURRENT_PID=""
+	return "$rc"
+}
+
 # wait_child PID -> its exit status; a trapped signal interrupts `wait`, so wait again, and stop
 # the child's group once the capture is being interrupted (unless WAIT_KEEP=1: post-processing
 # of what exists goes on after the first signal).
@@ -214,10 +225,8 @@ run_sync() {
 		return 0
 	fi
 	launch "$i" "$phase" "$inst"
-	CURRENT_PID=$LAUNCH_PID
-	wait_child "$LAUNCH_PID"
+	wait_current "$LAUNCH_PID"
 	rc=$?
-	CURRENT_PID=""
 	finish "$i" "$phase" "$inst" "$LAUNCH_PID" "$rc" "$LAUNCH_T0" "$WAIT_STOPPED"
 }
 
