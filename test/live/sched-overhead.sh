@@ -5,9 +5,14 @@
 #    eg,
 #        sudo test/live/sched-overhead.sh -d 20
 #
-# Builds and runs test/live/src/pingpong.c: two pairs of tasks, each pair pinned to two
-# different CPUs, ping-ponging one byte over pipes, so every byte is a cross-CPU wakeup and a
-# context switch on both sides. (stress-ng --switch/--yield at raised priority starved the
+# Builds and runs test/live/src/pingpong.c, tasks ping-ponging one byte over pipes:
+#  - one pair per CPU with both tasks on that CPU ("local"): every byte is a switch with no idle
+#    time in between, so __schedule/finish_task_switch hold a steady ~40 % of busy samples;
+#  - one pair split across two CPUs ("cross"): every byte is a cross-CPU wakeup, a
+#    rescheduling IPI (the RES evidence).
+# Cross pairs alone were not enough: with cpu-clock sampling, the wakeup cost (irqs off) lands
+# on anon_pipe_write's _raw_spin_unlock_irqrestore, and the scheduler's share swung between
+# 5 % and 25 % from run to run. (stress-ng --switch/--yield at raised priority starved the
 # capture itself for minutes on a loaded 2-CPU host: sched_yield loops never block.)
 # Changes no setting; kills the tasks on exit.
 LAB_NAME="sched-overhead"
@@ -19,7 +24,8 @@ lab_start "$@"
 cpus=$(nproc)
 [ "$cpus" -ge 2 ] || lab_skip "needs >= 2 CPUs for cross-CPU wakeups (have $cpus)"
 pingpong=$(lab_build pingpong) || exit $?
-lab_spawn "$pingpong" 2 "$LAB_LOAD_SECONDS"
+lab_spawn "$pingpong" "$cpus" "$LAB_LOAD_SECONDS" local
+lab_spawn "$pingpong" 1 "$LAB_LOAD_SECONDS" cross
 sleep 1
 lab_ready
 lab_hold
