@@ -45,6 +45,9 @@ SYS_ROOT=${FLAMEDIAG_SYS_ROOT:-/sys}
 SLACK=${FLAMEDIAG_SLACK:-120}                     # whole-run deadline = duration + SLACK
 BYTES_PER_SAMPLE=1536                             # perf.data + script.gz per -g sample, measured
 SPACE_FLOOR_MB=${FLAMEDIAG_SPACE_FLOOR_MB:-64}    # metrics, tar copy, headroom
+RESERVE_KB=1024        # held in the bundle directory, given back when the output fills up mid-capture
+ROOM_FLOOR_KB=128      # less free than this in the output directory during the capture = full
+DISK_FULL=0 DISK_FULL_FAILS=0
 VERSION=$(cat "$FLAMEDIAG_HOME/lib/VERSION" 2>/dev/null || echo unknown)
 COMMAND_LINE="flamediag capture $*"
 END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0
@@ -191,11 +194,38 @@ make_bundle_dir() {
 		if [ ! -e "$OUT/$NAME.tar.gz" ] && mkdir "$OUT/$NAME" 2>/dev/null; then
 			BUNDLE_DIR=$OUT/$NAME
 			STATE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/flamediag-capture.XXXXXX") || die 77 "cannot create a temporary directory in ${TMPDIR:-/tmp}"
+			make_reserve
 			return 0
 		fi
 		[ $try = 3 ] || sleep 1
 	done
 	die 77 "cannot create $OUT/$NAME (exists, or not writable). Pick another directory: -o /var/tmp"
+}
+
+### the output filling up mid-capture (sos: ENOSPC is fatal to collection, never to what was collected)
+# make_reserve -> a 1 MiB file in the bundle directory: given back when the output fills up, so
+# the manifest and SHA256SUMS still fit. Never packed (a dot file), removed on exit.
+make_reserve() {
+	head -c $((RESERVE_KB * 1024)) /dev/zero >"$BUNDLE_DIR/.reserve" 2>/dev/null && return 0
+	rm -rf "$BUNDLE_DIR"
+	BUNDLE_DIR=""
+	die 65 "not enough space in $OUT for the bundle's 1 MiB reserve. Use -o on a bigger file system"
+}
+
+# out_of_room -> true when the output directory has (almost) no space left.
+out_of_room() {
+	local avail
+	avail=$(df -Pk "$OUT" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	is_uint "$avail" && [ "$avail" -lt "$ROOM_FLOOR_KB" ]
+}
+
+# disk_full WHAT -> once: give the reserve back, start no more collectors, say so on one line.
+disk_full() {
+	[ "$DISK_FULL" = 1 ] && return 0
+	DISK_FULL=1
+	rm -f "$BUNDLE_DIR/.reserve"
+	NOTES+=("ENOSPC: $OUT filled up at $(utc_iso) ($1); the collectors after that were skipped, the bundle is partial")
+	warn "$OUT is full ($1): stopping the capture and keeping what was collected. Fix: free space there, or capture with -o on a bigger file system"
 }
 
 ### signals
@@ -228,6 +258,7 @@ signal_exit_code() {
 
 cleanup() {
 	[ -n "$STATE_DIR" ] && rm -rf "$STATE_DIR"
+	[ -n "$BUNDLE_DIR" ] && rm -f "$BUNDLE_DIR/.reserve"
 	[ -n "$TAR_TMP" ] && rm -f "$TAR_TMP"
 	return 0
 }
@@ -254,7 +285,8 @@ record_window() {
 	set_now
 	end_us=$((NOW_US + OPT_DURATION * 1000000))
 	WINDOW_END=$(us_to_s "$end_us")
-	while [ -z "$END_SIGNAL" ]; do
+	while [ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ]; do
+		out_of_room && disk_full "during the recording window" && break
 		set_now
 		left_us=$((end_us - NOW_US))
 		[ "$left_us" -gt 0 ] || break
@@ -269,7 +301,7 @@ record_window() {
 	perf_stop
 	DURATION_ACTUAL=$(elapsed "$t0")
 	WINDOW_STOPPED=0
-	if [ -n "$END_SIGNAL" ]; then
+	if [ -n "$END_SIGNAL" ] || [ "$DISK_FULL" = 1 ]; then
 		WINDOW_STOPPED=1
 		stop_window INT
 		wait_window_exit "$KILL_GRACE" || stop_window KILL
@@ -286,6 +318,7 @@ end_window() {
 capture_exit_code() {
 	local ok_count
 	[ -n "$END_SIGNAL" ] && { signal_exit_code; return; }
+	[ "$DISK_FULL" = 1 ] && { echo 1; return; }   # partial, whatever was collected before
 	ok_count=$(grep -c '"status":"ok"' "$STATE_DIR/collectors.jsonl" 2>/dev/null)
 	if [ "${ok_count:-0}" -le 1 ] && [ "$PERF_STATUS" != ok ]; then
 		echo 77
@@ -303,6 +336,8 @@ report_problems() {
 		case $line in perf.preflight* | perf.record*) continue ;; esac
 		warn "$line"
 	done
+	[ "$DISK_FULL_FAILS" = 0 ] || warn "$DISK_FULL_FAILS collector(s) could not write their output: $OUT is full (see manifest.json)"
+	return 0
 }
 
 ### after packing: --redact, --diagnose
@@ -382,7 +417,10 @@ main() {
 	perf_archive
 	enforce_max_size
 	times >"$STATE_DIR/times"
-	write_manifest "$([ -z "$END_SIGNAL" ] && echo true || echo false)" "done"
+	rm -f "$BUNDLE_DIR/.reserve"
+	local state="done"
+	[ "$DISK_FULL" = 1 ] && state=disk_full
+	write_manifest "$([ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ] && echo true || echo false)" "$state"
 	write_sums
 	rc=$(capture_exit_code)
 	report_problems

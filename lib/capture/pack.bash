@@ -44,7 +44,11 @@ write_manifest() {
 		printf '"perf": %s,\n' "$perf_j"
 		printf '"self_cpu_seconds": %s,\n' "$cpu_j"
 		printf '"collectors": [\n%s\n]\n}\n' "$collectors"
-	} >"$tmp" && mv -f "$tmp" "$BUNDLE_DIR/manifest.json"
+	} >"$tmp" 2>/dev/null && mv -f "$tmp" "$BUNDLE_DIR/manifest.json" && return 0
+	# the output filled up: the last complete manifest stays; the next one goes into the reserve
+	rm -f "$tmp"
+	[ "${DISK_FULL:-0}" = 1 ] || ! out_of_room || disk_full "manifest.json could not be written"
+	return 1
 }
 
 # enforce_max_size -> with --max-size, drop the optional big files first if the bundle would
@@ -65,7 +69,11 @@ enforce_max_size() {
 
 write_sums() {
 	(cd "$BUNDLE_DIR" && find . -type f ! -name SHA256SUMS ! -name '.*' -printf '%P\0' | LC_ALL=C sort -z |
-		xargs -0 -r sha256sum >SHA256SUMS)
+		xargs -0 -r sha256sum >SHA256SUMS 2>/dev/null) && return 0
+	# a cut-short list would mark the files it misses as tampered: better none (unverified)
+	rm -f "$BUNDLE_DIR/SHA256SUMS"
+	warn "SHA256SUMS could not be written ($OUT full?): the bundle's files will read as unverified"
+	return 1
 }
 
 # pack -> OUT/NAME.tar.gz with manifest.json as the first member; written under a temporary

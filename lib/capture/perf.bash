@@ -152,7 +152,7 @@ perf_record_finish() {
 		fix="check perf by hand: perf record -a -g -- sleep 1"
 		rm -f "$BUNDLE_DIR/perf/perf.data"
 	elif [ "$stopped" = 1 ]; then
-		status=interrupted reason="stopped early by $END_SIGNAL (perf got SIGINT; perf.data finalised)"
+		status=interrupted reason="stopped early by ${END_SIGNAL:-$OUT filling up} (perf got SIGINT; perf.data finalised)"
 	elif [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ]; then
 		# 130: perf record without a workload ends on our SIGINT, by design
 		status=failed reason="perf record exited $rc: $(tail -n 1 "$log")"
@@ -161,7 +161,8 @@ perf_record_finish() {
 	PERF_STATUS=$status
 	[ "$status" = failed ] && PERF_PROBLEM="perf.record failed: $reason. Fix: $fix"
 	outputs=$(json_array perf/record.log)
-	[ "$OPT_KEEP" = 1 ] && [ -s "$BUNDLE_DIR/perf/perf.data" ] && outputs=$(json_array perf/perf.data perf/record.log)
+	{ [ "$OPT_KEEP" = 1 ] || [ "$DISK_FULL" = 1 ]; } && [ -s "$BUNDLE_DIR/perf/perf.data" ] &&
+		outputs=$(json_array perf/perf.data perf/record.log)
 	record_entry perf.record window "" "$(json_array "${PERF_ARGV[@]}")" "$status" "$rc" "$(elapsed "$PERF_T0")" \
 		"$outputs" "$(file_bytes "$BUNDLE_DIR/perf/perf.data")" false "$(tail -n 3 "$log" | tail -c 800)" "$reason" "$fix"
 }
@@ -174,6 +175,11 @@ perf_script() {
 		record_entry perf.script once "" "[]" skipped "" 0 "[]" 0 false "" "no perf.data to post-process" ""
 		return 0
 	fi
+	if [ "$DISK_FULL" = 1 ]; then
+		record_entry perf.script once "" "[]" skipped "" 0 "[]" 0 false "" "not run: $OUT is full; perf/perf.data is kept instead" \
+			"after freeing space: perf script -i perf/perf.data -F $PERF_SCRIPT_FIELDS | gzip > perf/perf.script.gz"
+		return 0
+	fi
 	ARGV=(bash "$CAPTURE_LIB/snippets.bash" perf-script "$data" "$BUNDLE_DIR/perf/perf.script.gz" "$PERF_SCRIPT_FIELDS")
 	t0=$(now_s)
 	LC_ALL=C "${PRIO[@]}" timeout -k 5 "${FLAMEDIAG_PERF_SCRIPT_TIMEOUT:-600}" "${ARGV[@]}" 2>"$log" </dev/null 9>&- &
@@ -182,6 +188,12 @@ perf_script() {
 	grep -q 'fields used:' "$log" && PERF_WARNINGS+=("$(grep 'fields used:' "$log" | tail -n 1)")
 	if [ "$rc" -ne 0 ]; then
 		status=failed reason="perf script exited $rc: $(tail -n 1 "$log")" fix="run by hand: perf script -i perf.data (kept with --keep-perf-data)"
+		if grep -qsiE 'no space left on device|file too large|disk quota exceeded' "$log"; then
+			disk_full "perf script could not write perf.script.gz"
+			rm -f "$BUNDLE_DIR/perf/perf.script.gz"
+			reason="$OUT is full: perf script could not write; perf/perf.data is kept instead"
+			fix="after freeing space: perf script -i perf/perf.data -F $PERF_SCRIPT_FIELDS | gzip > perf/perf.script.gz"
+		fi
 		[ "$rc" = 124 ] && status=timeout
 		# perf script can stop part-way (e.g. "failed to process type: 17 [Bad address]" under
 		# mmap-heavy load): the stacks it printed before are still good, so keep a complete gzip.
@@ -199,6 +211,8 @@ perf_script() {
 # perf_archive -> with --keep-perf-data: perf archive (build-id files for offline symbols).
 perf_archive() {
 	local data=$BUNDLE_DIR/perf/perf.data rc t0 status=ok reason=""
+	# the output filled up before perf script finished: perf.data is all the stacks there are
+	[ "$DISK_FULL" = 1 ] && [ ! -s "$BUNDLE_DIR/perf/perf.script.gz" ] && return 0
 	[ "$OPT_KEEP" = 1 ] || { rm -f "$data"; return 0; }
 	[ -s "$data" ] || return 0
 	ARGV=(perf archive "$data")

@@ -122,6 +122,8 @@ precheck() {
 	PRE_STATUS="" PRE_REASON="" PRE_FIX=""
 	if [ -n "${END_SIGNAL:-}" ]; then
 		pre_set skipped "capture interrupted by $END_SIGNAL before it ran" ""
+	elif [ "${DISK_FULL:-0}" = 1 ]; then
+		pre_set skipped "not run: $OUT is full" "free space in $OUT, or capture with -o on a bigger file system"
 	elif has_need "$i" bpf && [ "$OPT_NO_BPF" = 1 ]; then
 		pre_set skipped "--no-bpf given" ""
 	elif has_need "$i" root && ! is_root; then
@@ -284,7 +286,7 @@ classify() {
 	CL_STATUS=failed CL_REASON="" CL_FIX=""
 	last=$(tail -n 1 "$err" 2>/dev/null)
 	if [ "$stopped" = 1 ]; then
-		CL_STATUS=interrupted CL_REASON="stopped early: capture interrupted by ${END_SIGNAL:-a signal}"
+		CL_STATUS=interrupted CL_REASON="stopped early: capture interrupted by ${END_SIGNAL:-$OUT filling up}"
 	elif [ "$rc" = 124 ] || { [ "$rc" = 137 ] && awk -v s="$seconds" -v t="$t" 'BEGIN{exit !(s >= t)}'; }; then
 		CL_STATUS=timeout CL_REASON="no result within ${t}s: killed (output so far kept)"
 		CL_FIX="this command hangs on this host; run it by hand: ${ARGV[*]}"
@@ -298,6 +300,10 @@ classify() {
 	elif [ "$rc" = 126 ] || [ "$rc" = 127 ]; then
 		CL_STATUS=missing CL_REASON="${ARGV[0]} could not be run (exit $rc)"
 		CL_FIX="install ${C_NEEDS[$i]#pkg:} or check PATH"
+	elif grep -qsiE 'no space left on device|file too large|disk quota exceeded' "$err"; then
+		CL_REASON="$OUT is full: ${last:-exit $rc}"
+		CL_FIX="free space in $OUT, or capture with -o on a bigger file system"
+		disk_full "${C_NAME[$i]} could not write its output"
 	elif grep -qsiE 'permission denied|operation not permitted|not permitted' "$err" "$out"; then
 		CL_REASON="permission denied: ${last:-exit $rc}"
 		CL_FIX="run as root: sudo flamediag capture ..."
@@ -346,6 +352,8 @@ note_problem() {
 	esac
 	[ $optional = 1 ] && [ "$status" = missing ] && return 0
 	[ $optional = 0 ] && PARTIAL=1
+	# one line for all of them (report_problems), not one per collector
+	case $reason in *" is full: "*) DISK_FULL_FAILS=$((DISK_FULL_FAILS + 1)); PARTIAL=1; return 0 ;; esac
 	PROBLEMS+=("$name${inst:+ ($inst)} [$phase] $status: $reason${fix:+. Fix: $fix}")
 }
 

@@ -238,8 +238,9 @@ def _window_facts(src: _Source, manifest: dict) -> None:
     if manifest.get("complete") is False:
         signal = manifest.get("end_signal")
         after = f" after {seconds:g} s" if seconds is not None else ""
-        facts.warn(f"capture interrupted{after}" + (f" by {signal}" if signal else "")
-                   + ": the window may miss the spike")
+        why = f" by {signal}" if signal else \
+            " because its output directory filled up (ENOSPC)" if manifest.get("state") == "disk_full" else ""
+        facts.warn(f"capture interrupted{after}{why}: the window may miss the spike")
     elif isinstance(requested, (int, float)) and seconds is not None and seconds < 0.8 * requested:
         facts.warn(f"capture window {seconds:g} s is shorter than the requested {requested:g} s")
     if manifest and seconds is None:

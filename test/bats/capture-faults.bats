@@ -76,8 +76,11 @@ wait_bg() {
 	require_root
 	start_bg -d 60 -o "$OUT" --no-bpf
 	latch "$OUT/flamediag-*/manifest.json" '"state": "recording"'
+	SECONDS=0
 	kill -TERM -- "-$BG_PID"
 	wait_bg
+	echo "ended ${SECONDS}s after SIGTERM; its stderr:"
+	cat "$BATS_TEST_TMPDIR/stderr"
 	assert_equal "$BG_RC" 143
 	local bundle
 	bundle=$(tail -n 1 "$BATS_TEST_TMPDIR/stdout")
@@ -167,6 +170,39 @@ wait_bg() {
 	assert_equal "$status" 65
 	[[ $stderr == *"not enough space in $OUT/small: "*" MiB free, capture needs about "*" MiB ("*" CPUs x 99 Hz x 30 s"* ]] || { echo "$stderr"; false; }
 	assert_equal "$(find "$OUT/small" -mindepth 1 | wc -l)" 0
+}
+
+@test "output fills up mid-capture: one line naming the fix, the rest skipped, partial bundle, exit 1" {
+	require_root
+	mkdir -p "$OUT/fills"
+	mount -t tmpfs -o size=16m tmpfs "$OUT/fills"
+	MOUNTED=$OUT/fills
+	FLAMEDIAG_SPACE_FLOOR_MB=0 start_bg -d 20 -o "$OUT/fills"
+	latch "$OUT/fills/flamediag-*/manifest.json" '"state": "recording"'
+	# another process takes every free byte (the bundle's 1 MiB reserve is already held)
+	dd if=/dev/zero of="$OUT/fills/filler" bs=64k 2>/dev/null || true
+	SECONDS=0
+	wait_bg
+	echo "ended ${SECONDS}s after the disk filled"
+	cat "$BATS_TEST_TMPDIR/stderr"
+	assert_equal "$BG_RC" 1
+	[ "$SECONDS" -lt 15 ]	# it stopped, rather than recording into a full disk for 20 s
+	run -0 grep -c "$OUT/fills is full" "$BATS_TEST_TMPDIR/stderr"
+	assert_output 1
+	run -0 grep -c "Fix: free space there, or capture with -o on a bigger file system" "$BATS_TEST_TMPDIR/stderr"
+	refute_output 0
+	local bundle
+	bundle=$(tail -n 1 "$BATS_TEST_TMPDIR/stdout")
+	[[ $bundle == "$OUT/fills"/flamediag-*.tar.gz ]] || false
+	run mq "$bundle" '[m["state"], m["complete"], m["end_signal"], col("perf.record")["status"], col("proc.vmstat", "start")["status"]]'
+	[ "$status" -eq 0 ] || manifest_of "$bundle"
+	assert_output '["disk_full", false, null, "interrupted", "ok"]'
+	run -0 mq "$bundle" 'any(n.startswith("ENOSPC: ") for n in m["notes"]) and col("sysctl")["status"] == "skipped"'
+	assert_output true
+	# the stacks are not lost: perf.data stays in the bundle when perf script could not run
+	run -0 tar -tzf "$bundle"
+	assert_output --partial "/perf/perf.data"
+	refute_output --partial ".reserve"
 }
 
 @test "perf missing from PATH: bundle without perf, reason + install fix, exit 1, no perf.data" {

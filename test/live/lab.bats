@@ -58,6 +58,7 @@ live_scenario() {
 # system_state: everything the scenarios may change, in one comparable text.
 system_state() {
 	cat /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag
+	cat /proc/sys/vm/nr_hugepages /proc/sys/vm/compact_unevictable_allowed
 	find /sys/fs/cgroup/memory /sys/fs/cgroup -maxdepth 1 -name 'flamediag-lab-*' 2>/dev/null
 	ip netns list 2>/dev/null | grep fdlab
 	find /var/tmp -maxdepth 1 -name 'flamediag-lab-*' 2>/dev/null

@@ -19,9 +19,6 @@ import sys
 from typing import List, Optional, Tuple
 
 CORROBORATING_KINDS = ("metric", "setting")
-# findings.json evidence has no "supports" flag yet; a failed check without an `else` text reads
-# "<fact> = <value> (the signature expects <op> <value>)" (scoring.run_check).
-AGAINST_MARK = "(the signature expects "
 
 
 def load(path: str) -> dict:
@@ -34,9 +31,8 @@ def load(path: str) -> dict:
 
 
 def supports(evidence: dict) -> bool:
-    if "supports" in evidence:
-        return evidence["supports"] is True
-    return AGAINST_MARK not in evidence.get("text", "")
+    """True only for evidence for the finding: false is a failed check, null a neutral one."""
+    return evidence.get("supports") is True
 
 
 def corroborating(finding: dict, pattern: Optional[str]) -> List[dict]:

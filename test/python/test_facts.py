@@ -144,6 +144,13 @@ def test_interrupted_capture_and_parse_notes_reach_data_quality(tmp_path):
     assert any(s.startswith("metrics/mpstat.txt: mpstat:") for s in facts.data_quality)
 
 
+def test_capture_cut_short_by_a_full_disk_says_so(tmp_path):
+    manifest = {"complete": False, "end_signal": None, "state": "disk_full", "duration_actual": 3.0}
+    facts = facts_for(tmp_path, {}, manifest)
+    assert "capture interrupted after 3 s because its output directory filled up (ENOSPC): the window may miss the spike" \
+        in facts.data_quality
+
+
 def test_rates_fall_back_to_manifest_timestamps(tmp_path):
     files = {("proc.vmstat", "start", None): "compact_stall 0\n", ("proc.vmstat", "end", None): "compact_stall 31\n"}
     facts = facts_for(tmp_path, files, {"duration_actual": None, "start_utc": "2026-11-22T07:00:00Z",

@@ -21,10 +21,12 @@ def finding(fid, confidence="high", share=0.3, evidence=(), cpus=None):
 
 
 FAILCNT = {"kind": "metric", "text": "cgroup v1 memory failcnt = 4433883: charges hit the limit",
-           "source": "system/memcg.txt"}
+           "source": "system/memcg.txt", "supports": True}
 AGAINST = {"kind": "metric", "text": "memcg.max_failcnt = 0 (the signature expects gt 0)",
-           "source": "system/memcg.txt"}
-STACKS = {"kind": "stacks", "text": "23 % of busy samples carry the signature", "source": "perf/perf.script.gz"}
+           "source": "system/memcg.txt", "supports": False}
+NEUTRAL = {"kind": "metric", "text": "memcg: not captured", "source": "system/memcg.txt", "supports": None}
+STACKS = {"kind": "stacks", "text": "23 % of busy samples carry the signature", "source": "perf/perf.script.gz",
+          "supports": True}
 
 
 def test_expected_top_finding_with_matching_metric_passes():
@@ -40,16 +42,11 @@ def test_stack_evidence_alone_does_not_corroborate():
     assert not ok and "no corroborating" in reason
 
 
-def test_failed_check_text_counts_against_not_for():
-    doc = {"findings": [finding("memcg-reclaim", evidence=[STACKS, AGAINST])]}
-    ok, _, _ = verdict.judge(doc, "memcg-reclaim", "failcnt", None)
-    assert not ok
-
-
-def test_explicit_supports_flag_wins_over_text():
-    against = dict(FAILCNT, supports=False)
-    doc = {"findings": [finding("memcg-reclaim", evidence=[against])]}
-    assert not verdict.judge(doc, "memcg-reclaim", None, None)[0]
+@pytest.mark.parametrize("item", [AGAINST, NEUTRAL, dict(FAILCNT, supports=False)], ids=["against", "neutral", "flag"])
+def test_only_evidence_that_supports_the_finding_corroborates(item):
+    doc = {"findings": [finding("memcg-reclaim", evidence=[STACKS, item])]}
+    ok, reason, _ = verdict.judge(doc, "memcg-reclaim", None, None)
+    assert not ok and "no corroborating" in reason
 
 
 def test_wrong_top_finding_fails_and_names_the_ruled_out_reason():
@@ -61,7 +58,7 @@ def test_wrong_top_finding_fails_and_names_the_ruled_out_reason():
 
 
 def test_busiest_cpu_must_match_when_asked():
-    softirq = {"kind": "metric", "text": "/proc/softirqs: CPU 0 ran 100 % of NET_RX", "source": "x"}
+    softirq = {"kind": "metric", "text": "/proc/softirqs: CPU 0 ran 100 % of NET_RX", "source": "x", "supports": True}
     doc = {"findings": [finding("nic-softirq", evidence=[softirq], cpus={"0": 0.2, "1": 0.8})]}
     ok, reason, _ = verdict.judge(doc, "nic-softirq", "NET_RX", "0")
     assert not ok and "busiest CPU is 1" in reason
@@ -78,7 +75,7 @@ def test_healthy_passes_only_without_medium_or_high_findings(confidence, ok):
 def test_command_line_prints_one_tab_separated_row_and_exit_code(tmp_path):
     path = tmp_path / "findings.json"
     path.write_text(json.dumps({"findings": [finding("tlb-shootdown", evidence=[
-        {"kind": "metric", "text": "TLB shootdown interrupts +350000", "source": "snap"}])]}))
+        {"kind": "metric", "text": "TLB shootdown interrupts +350000", "source": "snap", "supports": True}])]}))
     run = subprocess.run([sys.executable, str(VERDICT), str(path), "tlb-shootdown", "TLB"],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr

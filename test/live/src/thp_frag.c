@@ -5,9 +5,11 @@
  *    for them), frees one arena and mlock()s the other, so free memory is holes of
  *    single pages. With vm.compact_unevictable_allowed=0 compaction cannot move the
  *    locked pages, so it scans and fails again and again (a real compaction stall).
- * 2. Faulter: takes every free 2 MiB block with huge-page faults (held), then keeps
- *    mapping, touching and unmapping MADV_HUGEPAGE regions: each fault enters direct
- *    compaction (defrag=always) before falling back to small pages.
+ * 2. Taker (THP_FRAG_TAKE_MIB): holds the remaining free 2 MiB blocks as huge pages.
+ *    On a host with much free memory the caller first takes most of it as hugetlb pages
+ *    (vm.nr_hugepages, see thp-compaction.sh): touching it all would take minutes.
+ * 3. Faulter: keeps mapping, touching and unmapping MADV_HUGEPAGE regions: each fault
+ *    enters direct compaction (defrag=always) before falling back to small pages.
  *    pause_us (default 0) sleeps between 32 MiB rounds to leave CPU to compaction.
  * Environment: THP_FRAG_MLOCK=1 mlock()s the kept arena; THP_FRAG_TAKE_MIB=N first
  * holds up to N MiB of huge pages (to use up the free 2 MiB blocks).
