@@ -50,7 +50,7 @@ ROOM_FLOOR_KB=128      # less free than this in the output directory during the 
 DISK_FULL=0 DISK_FULL_FAILS=0
 VERSION=$(cat "$FLAMEDIAG_HOME/lib/VERSION" 2>/dev/null || echo unknown)
 COMMAND_LINE="flamediag capture $*"
-END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0
+END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0 SENTINEL_PID=""
 
 usage() {
 	cat <<-'END'
@@ -232,9 +232,12 @@ disk_full() {
 # First INT/TERM: stop recording (perf gets SIGINT: perf.data is finalised), start nothing new,
 # pack what exists. Second: leave the directory with a manifest, no tarball.
 on_signal() {
+	# only the capture's own shell acts (a trap can fire in a $(...) child forked as it arrived)
+	[ "$BASHPID" = "$$" ] || return 0
 	if [ -z "$END_SIGNAL" ]; then
 		END_SIGNAL=$1
 		warn "$1 received: stopping the capture and packing what exists ($1 again: stop packing)."
+		stop_sentinel	# the next checkpoint starts a new one, for a second signal
 		return 0
 	fi
 	[ -n "$CURRENT_PID" ] && kill -TERM "$CURRENT_PID" 2>/dev/null
@@ -252,11 +255,50 @@ on_signal() {
 	exit "$(signal_exit_code)"
 }
 
+# Bash 5.2 can lose a trapped INT/TERM that lands while it reads a $(...): 1 capture in 12
+# signalled as its window started ran on to the end. A sentinel process in our process group
+# dies of the same group signal (a Ctrl-C, kill -- -PGID); check_sentinel, called at every
+# checkpoint, then does what the lost trap would have done.
+# A trap must not start it: a job started in a trap changes $! under the interrupted code's
+# feet (`cmd & pid=$!` would then wait for the sentinel).
+# No `wait` here: in a trap that interrupted another `wait`, it blocked for minutes.
+stop_sentinel() {
+	[ -n "$SENTINEL_PID" ] || return 0
+	kill -KILL "$SENTINEL_PID" 2>/dev/null
+	SENTINEL_PID=""
+}
+
+start_sentinel() {
+	[ "$BASHPID" = "$$" ] || return 0
+	stop_sentinel
+	# background jobs start with INT ignored; env --default-signal (coreutils 8.31+) restores it
+	local reset=()
+	env --default-signal=INT true 2>/dev/null && reset=(env "--default-signal=INT,TERM")
+	# no pdeathsig: its TERM would read as a signal; if we are killed -9 it ends after the deadline
+	"${reset[@]}" sleep $((OPT_DURATION + SLACK + 60)) </dev/null >/dev/null 2>&1 9>&- &
+	SENTINEL_PID=$!
+}
+
+check_sentinel() {
+	local rc=0
+	[ "$BASHPID" = "$$" ] || return 0
+	[ -n "$SENTINEL_PID" ] || { start_sentinel; return 0; }
+	! kill -0 "$SENTINEL_PID" 2>/dev/null || return 0
+	wait "$SENTINEL_PID" 2>/dev/null || rc=$?
+	SENTINEL_PID=""
+	case $rc in
+	130) on_signal SIGINT ;;
+	143) on_signal SIGTERM ;;
+	esac
+	return 0
+}
+
 signal_exit_code() {
 	case $END_SIGNAL in SIGTERM) echo 143 ;; *) echo 130 ;; esac
 }
 
 cleanup() {
+	[ -n "$SENTINEL_PID" ] && kill -KILL "$SENTINEL_PID" 2>/dev/null
 	[ -n "$STATE_DIR" ] && rm -rf "$STATE_DIR"
 	[ -n "$BUNDLE_DIR" ] && rm -f "$BUNDLE_DIR/.reserve"
 	[ -n "$TAR_TMP" ] && rm -f "$TAR_TMP"
@@ -270,8 +312,10 @@ banner() {
 
 # Sleep a second (or less), interruptible by a trapped signal.
 nap() {
+	local pid
 	sleep "$1" 9>&- &
-	wait $! 2>/dev/null || kill $! 2>/dev/null
+	pid=$!	# not $! after the wait: a trap that ran meanwhile may have started another job
+	wait "$pid" 2>/dev/null || kill "$pid" 2>/dev/null
 }
 
 record_window() {
@@ -285,7 +329,7 @@ record_window() {
 	set_now
 	end_us=$((NOW_US + OPT_DURATION * 1000000))
 	WINDOW_END=$(us_to_s "$end_us")
-	while [ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ]; do
+	while check_sentinel && [ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ]; do
 		out_of_room && disk_full "during the recording window" && break
 		set_now
 		left_us=$((end_us - NOW_US))
@@ -396,6 +440,7 @@ main() {
 	trap 'on_signal SIGINT' INT
 	trap 'on_signal SIGTERM' TERM
 	trap cleanup EXIT
+	start_sentinel
 	make_bundle_dir
 	START_UTC=$(utc_iso)
 	DEADLINE=$(awk -v n="$(now_s)" -v d="$OPT_DURATION" -v s="$SLACK" 'BEGIN { printf "%.0f\n", n + d + s }')
@@ -417,6 +462,7 @@ main() {
 	perf_archive
 	enforce_max_size
 	times >"$STATE_DIR/times"
+	check_sentinel
 	rm -f "$BUNDLE_DIR/.reserve"
 	local state="done"
 	[ "$DISK_FULL" = 1 ] && state=disk_full

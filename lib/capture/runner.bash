@@ -220,6 +220,7 @@ wait_child() {
 # run_sync I PHASE INSTANCE -> run one collector to completion and record it.
 run_sync() {
 	local i=$1 phase=$2 inst=$3 rc
+	check_sentinel
 	expand_argv "$i" "$inst"
 	precheck "$i"
 	if [ -n "$PRE_STATUS" ]; then
