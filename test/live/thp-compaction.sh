@@ -6,10 +6,11 @@
 #        sudo test/live/thp-compaction.sh -d 20
 #
 # Sets THP enabled=always and defrag=always, then leaves no free 2 MiB block anywhere:
-#  1. reserves all free memory but LAB_THP_LEAVE_MIB (default 2560) as hugetlb pages
-#     (vm.nr_hugepages: taken in about a second, without touching the memory);
-#  2. thp_frag fills 1 GiB with two interleaved 4 KiB arenas, frees one and mlock()s the
-#     other (vm.compact_unevictable_allowed=0, so compaction cannot move them), holds the
+#  1. drops the page cache, then reserves all free memory but LAB_THP_LEAVE_MIB (default 3072)
+#     as hugetlb pages (vm.nr_hugepages: taken in about a second, without touching the memory);
+#  2. thp_frag fills 2 GiB with two interleaved 4 KiB arenas, frees one and mlock()s the
+#     other (vm.compact_unevictable_allowed=0, so compaction cannot move them; the 1 GiB of
+#     holes is the margin for every other allocation), holds the
 #     remaining free 2 MiB blocks as huge pages, then faults MADV_HUGEPAGE regions in a loop:
 #     every fault enters direct compaction, which scans the holes and fails (compact_stall,
 #     compact_fail), and falls back to 4 KiB pages.
@@ -24,8 +25,8 @@ LAB_EVIDENCE='compact_'
 # shellcheck source=test/live/lib.bash
 . "$(dirname "$0")/lib.bash"
 
-LAB_THP_LEAVE_MIB=${LAB_THP_LEAVE_MIB:-2560}
-FRAG_MIB=512
+LAB_THP_LEAVE_MIB=${LAB_THP_LEAVE_MIB:-3072}
+FRAG_MIB=1024
 
 # The expected finding needs THP faults entering direct compaction. If the bundle shows none
 # (compact_stall +0) the kernel found free 2 MiB blocks despite the reservation: skip with the
@@ -44,8 +45,13 @@ free_mib() {
 	awk '/^MemFree:/ { print int($2 / 1024) }' /proc/meminfo
 }
 
-# reserve_hugetlb: hold all free memory but LAB_THP_LEAVE_MIB as hugetlb pages.
+# reserve_hugetlb: hold all free memory but LAB_THP_LEAVE_MIB as hugetlb pages. The page cache
+# is dropped first (a one-off action, nothing to restore): left in place, THP faults reclaim it
+# and get whole 2 MiB blocks without compacting (seen in CI after the test suite had filled the
+# cache: compact_stall +721, thp_fault_alloc +34 k, no compaction in the stacks).
 reserve_hugetlb() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches || lab_die "cannot drop the page cache (/proc/sys/vm/drop_caches)"
 	local pages=$((($(free_mib) - LAB_THP_LEAVE_MIB) / 2))
 	[ "$pages" -gt 0 ] || return 0
 	lab_sysctl vm.nr_hugepages "$pages"
