@@ -48,6 +48,7 @@ SPACE_FLOOR_MB=${FLAMEDIAG_SPACE_FLOOR_MB:-64}    # metrics, tar copy, headroom
 RESERVE_KB=1024        # held in the bundle directory, given back when the output fills up mid-capture
 ROOM_FLOOR_KB=128      # less free than this in the output directory during the capture = full
 DISK_FULL=0 DISK_FULL_FAILS=0
+DISK_FULL_ERRORS='no space left on device|file too large|disk quota exceeded'   # ENOSPC, EFBIG, EDQUOT
 VERSION=$(cat "$FLAMEDIAG_HOME/lib/VERSION" 2>/dev/null || echo unknown)
 COMMAND_LINE="flamediag capture $*"
 END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0 SENTINEL_PID=""
@@ -143,6 +144,7 @@ check_output_dir() {
 	local probe
 	[ -d "$OPT_OUTDIR" ] || die 65 "output directory $OPT_OUTDIR does not exist. Create it (mkdir -p $OPT_OUTDIR) or pick another: -o /var/tmp"
 	OUT=$(cd "$OPT_OUTDIR" && pwd -P)
+	DISK_FULL_FIX="free space in $OUT, or capture with -o on a bigger file system"
 	if ! probe=$(mktemp "$OUT/.flamediag-probe.XXXXXX" 2>&1); then
 		die 77 "cannot write to $OUT (${probe##*: }). Not root, or a read-only file system? Pick a writable directory: -o /var/tmp"
 	fi
@@ -219,6 +221,11 @@ out_of_room() {
 	is_uint "$avail" && [ "$avail" -lt "$ROOM_FLOOR_KB" ]
 }
 
+# says_disk_full FILE -> true when a tool's stderr there says it could not write for lack of space.
+says_disk_full() {
+	grep -qsiE "$DISK_FULL_ERRORS" "$1"
+}
+
 # disk_full WHAT -> once: give the reserve back, start no more collectors, say so on one line.
 disk_full() {
 	[ "$DISK_FULL" = 1 ] && return 0
@@ -269,8 +276,6 @@ stop_sentinel() {
 }
 
 start_sentinel() {
-	[ "$BASHPID" = "$$" ] || return 0
-	stop_sentinel
 	# background jobs start with INT ignored; env --default-signal (coreutils 8.31+) restores it
 	local reset=()
 	env --default-signal=INT true 2>/dev/null && reset=(env "--default-signal=INT,TERM")

@@ -171,13 +171,13 @@ perf_record_finish() {
 # script's own syscalls would be sampled, perf-tools' feedback-loop warning).
 perf_script() {
 	local data=$BUNDLE_DIR/perf/perf.data rc t0 status=ok reason="" fix="" log=$STATE_DIR/perf-script.err
+	local script_later="after freeing space: perf script -i perf/perf.data -F $PERF_SCRIPT_FIELDS | gzip > perf/perf.script.gz"
 	if [ ! -s "$data" ]; then
 		record_entry perf.script once "" "[]" skipped "" 0 "[]" 0 false "" "no perf.data to post-process" ""
 		return 0
 	fi
 	if [ "$DISK_FULL" = 1 ]; then
-		record_entry perf.script once "" "[]" skipped "" 0 "[]" 0 false "" "not run: $OUT is full; perf/perf.data is kept instead" \
-			"after freeing space: perf script -i perf/perf.data -F $PERF_SCRIPT_FIELDS | gzip > perf/perf.script.gz"
+		record_entry perf.script once "" "[]" skipped "" 0 "[]" 0 false "" "not run: $OUT is full; perf/perf.data is kept instead" "$script_later"
 		return 0
 	fi
 	ARGV=(bash "$CAPTURE_LIB/snippets.bash" perf-script "$data" "$BUNDLE_DIR/perf/perf.script.gz" "$PERF_SCRIPT_FIELDS")
@@ -188,11 +188,11 @@ perf_script() {
 	grep -q 'fields used:' "$log" && PERF_WARNINGS+=("$(grep 'fields used:' "$log" | tail -n 1)")
 	if [ "$rc" -ne 0 ]; then
 		status=failed reason="perf script exited $rc: $(tail -n 1 "$log")" fix="run by hand: perf script -i perf.data (kept with --keep-perf-data)"
-		if grep -qsiE 'no space left on device|file too large|disk quota exceeded' "$log"; then
+		if says_disk_full "$log"; then
 			disk_full "perf script could not write perf.script.gz"
 			rm -f "$BUNDLE_DIR/perf/perf.script.gz"
 			reason="$OUT is full: perf script could not write; perf/perf.data is kept instead"
-			fix="after freeing space: perf script -i perf/perf.data -F $PERF_SCRIPT_FIELDS | gzip > perf/perf.script.gz"
+			fix=$script_later
 		fi
 		[ "$rc" = 124 ] && status=timeout
 		# perf script can stop part-way (e.g. "failed to process type: 17 [Bad address]" under

@@ -123,7 +123,7 @@ precheck() {
 	if [ -n "${END_SIGNAL:-}" ]; then
 		pre_set skipped "capture interrupted by $END_SIGNAL before it ran" ""
 	elif [ "${DISK_FULL:-0}" = 1 ]; then
-		pre_set skipped "not run: $OUT is full" "free space in $OUT, or capture with -o on a bigger file system"
+		pre_set skipped "not run: $OUT is full" "$DISK_FULL_FIX"
 	elif has_need "$i" bpf && [ "$OPT_NO_BPF" = 1 ]; then
 		pre_set skipped "--no-bpf given" ""
 	elif has_need "$i" root && ! is_root; then
@@ -301,9 +301,9 @@ classify() {
 	elif [ "$rc" = 126 ] || [ "$rc" = 127 ]; then
 		CL_STATUS=missing CL_REASON="${ARGV[0]} could not be run (exit $rc)"
 		CL_FIX="install ${C_NEEDS[$i]#pkg:} or check PATH"
-	elif grep -qsiE 'no space left on device|file too large|disk quota exceeded' "$err"; then
+	elif says_disk_full "$err"; then
 		CL_REASON="$OUT is full: ${last:-exit $rc}"
-		CL_FIX="free space in $OUT, or capture with -o on a bigger file system"
+		CL_FIX=$DISK_FULL_FIX
 		disk_full "${C_NAME[$i]} could not write its output"
 	elif grep -qsiE 'permission denied|operation not permitted|not permitted' "$err" "$out"; then
 		CL_REASON="permission denied: ${last:-exit $rc}"

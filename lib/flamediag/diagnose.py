@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from . import __version__, inputs, match, playbooks, report, scoring
+from .facts import why_cut_short
 from .profile import Profile, is_idle
 
 SCHEMA_VERSION = 1
@@ -125,8 +126,7 @@ def _manifest_quality(manifest: dict) -> List[str]:
     lines = []
     if manifest.get("complete") is False or manifest.get("end_signal"):
         seconds = manifest.get("duration_actual")
-        signal = f" by {manifest['end_signal']}" if manifest.get("end_signal") else \
-            " because its output directory filled up (ENOSPC)" if manifest.get("state") == "disk_full" else ""
+        signal = why_cut_short(manifest)
         lines.append(f"capture interrupted after {seconds} s{signal}: the window is shorter than requested"
                      if seconds is not None else f"capture interrupted{signal}: window length unknown")
     perf = manifest.get("perf") if isinstance(manifest.get("perf"), dict) else {}

@@ -229,6 +229,15 @@ def _lscpu_cpus(src: _Source) -> None:
         src.facts.set("cpus", int(match.group(1)), src._path("lscpu", None, None))
 
 
+def why_cut_short(manifest: dict) -> str:
+    """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (cause unknown)."""
+    if manifest.get("end_signal"):
+        return f" by {manifest['end_signal']}"
+    if manifest.get("state") == "disk_full":
+        return " because its output directory filled up (ENOSPC)"
+    return ""
+
+
 def _window_facts(src: _Source, manifest: dict) -> None:
     facts = src.facts
     seconds = _window_seconds(manifest)
@@ -236,11 +245,8 @@ def _window_facts(src: _Source, manifest: dict) -> None:
         facts.set("window.seconds", seconds, "manifest.json")
     requested = manifest.get("duration_requested")
     if manifest.get("complete") is False:
-        signal = manifest.get("end_signal")
         after = f" after {seconds:g} s" if seconds is not None else ""
-        why = f" by {signal}" if signal else \
-            " because its output directory filled up (ENOSPC)" if manifest.get("state") == "disk_full" else ""
-        facts.warn(f"capture interrupted{after}{why}: the window may miss the spike")
+        facts.warn(f"capture interrupted{after}{why_cut_short(manifest)}: the window may miss the spike")
     elif isinstance(requested, (int, float)) and seconds is not None and seconds < 0.8 * requested:
         facts.warn(f"capture window {seconds:g} s is shorter than the requested {requested:g} s")
     if manifest and seconds is None:

@@ -58,13 +58,17 @@ reserve_hugetlb() {
 	lab_log "reserved $(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo) hugetlb pages; $(free_mib) MiB left free"
 }
 
+compact_stalls() {
+	awk '$1 == "compact_stall" { print $2 }' /proc/vmstat
+}
+
 # wait_for_compaction_stalls: until THP faults stall in direct compaction (at most 30 s).
 wait_for_compaction_stalls() {
 	local start tries
-	start=$(awk '$1 == "compact_stall" { print $2 }' /proc/vmstat)
+	start=$(compact_stalls)
 	for tries in $(seq 150); do
 		lab_loads_alive || lab_die "thp_frag exited during setup"
-		[ "$(awk '$1 == "compact_stall" { print $2 }' /proc/vmstat)" = "$start" ] || return 0
+		[ "$(compact_stalls)" = "$start" ] || return 0
 		sleep 0.2
 	done
 	lab_log "no compaction stall after $((tries / 5)) s; capturing anyway"
