@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 DEB_PACKAGES := linux-perf sysstat numactl iproute2 ethtool bats bats-assert bats-support \
 	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod
 
-.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench samples clean help
+.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench samples accuracy clean help
 
 help:
 	@echo "make demo     set up .venv (diagnosis deps) and diagnose samples/zone-reclaim*"
@@ -18,6 +18,7 @@ help:
 	@echo "make catalog  list the playbooks (id, title, kernel eras, evidence)"
 	@echo "make bench    run the benchmarks in bench/"
 	@echo "make samples  regenerate samples/ from samples/specs/"
+	@echo "make accuracy diagnose the real-world corpus (test/fixtures/realworld/), one row per case"
 	@echo "make install PREFIX=/usr/local"
 
 # --- environments ------------------------------------------------------------------
@@ -76,3 +77,7 @@ uninstall:
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts
+
+# real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals
+accuracy: venv
+	@$(VPY) test/accuracy; $(VPY) test/accuracy --evidence | tail -n 1 | sed 's/^/with evidence: /'
