@@ -9,7 +9,7 @@ VPY := $(VENV)/bin/python
 DEB_PACKAGES := linux-perf sysstat numactl iproute2 ethtool bats bats-assert bats-support \
 	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod
 
-.PHONY: demo test test-only venv venv-dev deps install uninstall lab catalog bench samples accuracy clean help
+.PHONY: demo test test-only venv venv-dev deps install uninstall dist deb lab catalog bench samples accuracy clean help
 
 help:
 	@echo "make demo     set up .venv (diagnosis deps) and diagnose samples/zone-reclaim*"
@@ -20,6 +20,8 @@ help:
 	@echo "make samples  regenerate samples/ from samples/specs/"
 	@echo "make accuracy diagnose the real-world corpus (test/fixtures/realworld/), one row per case"
 	@echo "make install PREFIX=/usr/local"
+	@echo "make dist     dist/: sdist + wheel (pip install), the bash-only capture kit, SHA256SUMS"
+	@echo "make deb      dist/flamediag_<version>_all.deb (dpkg-deb): /usr/lib/flamediag, /usr/bin/flamediag"
 
 # --- environments ------------------------------------------------------------------
 $(VPY):
@@ -75,8 +77,23 @@ install:
 uninstall:
 	rm -rf "$(PREFIX)/lib/flamediag" "$(PREFIX)/bin/flamediag"
 
+# --- packages (doc/install.md) -----------------------------------------------------------
+VERSION := $(shell cat lib/VERSION)
+
+dist: venv-dev
+	@rm -rf dist/flamediag-$(VERSION).tar.gz dist/flamediag-$(VERSION)-py3-none-any.whl dist/flamediag-capture-$(VERSION).tar.gz
+	@$(VPY) -m build --outdir dist . >dist-build.log 2>&1 || { tail -n 20 dist-build.log >&2; exit 1; }
+	@rm -rf dist-build.log build lib/flamediag.egg-info
+	@bash packaging/capture-kit.bash dist >/dev/null
+	@cd dist && sha256sum flamediag-$(VERSION).tar.gz flamediag-$(VERSION)-py3-none-any.whl flamediag-capture-$(VERSION).tar.gz >SHA256SUMS
+	@ls -1 dist/flamediag-$(VERSION).tar.gz dist/flamediag-$(VERSION)-py3-none-any.whl dist/flamediag-capture-$(VERSION).tar.gz dist/SHA256SUMS
+
+deb:
+	@command -v dpkg-deb >/dev/null || { echo "make deb: dpkg-deb not found (Debian/Ubuntu: apt-get install dpkg)" >&2; exit 1; }
+	@bash packaging/deb.bash dist
+
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache test-artifacts build dist lib/flamediag.egg-info
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals
 accuracy: venv

@@ -24,9 +24,11 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 import yaml
 
+from . import HOME
+
 SECTIONS = ("Symptom & evidence", "Why it happens", "Confirm by hand", "Mitigate", "Verify the fix", "References")
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "playbook.schema.json"
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "playbooks"
+DEFAULT_DIR = HOME / "playbooks"   # the checkout's, or the copy a pip install ships
 ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
 
 SIGNATURE_DEFAULTS = {

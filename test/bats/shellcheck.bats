@@ -8,7 +8,7 @@ load test_helper
 	local files=()
 	while IFS= read -r f; do
 		head -c 80 "$f" | grep -qE '^#!.*(bash|/sh)' && files+=("$f")
-	done < <(git ls-files --cached --others --exclude-standard bin lib bench test .ci | grep -v '/fixtures/' | grep -vE '\.(py|md|json|txt|gz|svg|yaml|yml)$')
+	done < <(git ls-files --cached --others --exclude-standard bin lib bench test .ci packaging | grep -v '/fixtures/' | grep -vE '\.(py|md|json|txt|gz|svg|yaml|yml)$')
 	[ ${#files[@]} -gt 0 ]
 	run shellcheck -x -S warning "${files[@]}"
 	assert_success
