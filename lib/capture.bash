@@ -171,7 +171,7 @@ take_lock() {
 	fi
 	if ! flock -n 9; then
 		holder=$(cat "$lock" 2>/dev/null)
-		die 75 "flamediag capture already running (pid ${holder%% *}${holder#* }; lock $lock). Wait for it to finish, or stop it: kill -INT ${holder%% *}"
+		die 75 "flamediag capture or watch already running (pid ${holder%% *}${holder#* }; lock $lock). Wait for it to finish, or stop it: kill -INT ${holder%% *}"
 	fi
 	[ -w "$lock" ] && chmod 644 "$lock" 2>/dev/null && printf '%s, since %s\n' "$$" "$(utc_iso)" >"$lock"
 	return 0
@@ -483,4 +483,5 @@ main() {
 	exit "$rc"
 }
 
-main "$@"
+# run when executed; lib/watch.bash sources this file for its functions and runs its own main
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

@@ -41,6 +41,7 @@ write_manifest() {
 		printf '"frequency": %s, "label": %s, "command_line": %s,\n' "$OPT_HZ" "$label_j" "$cmd_j"
 		printf '"state": "%s", "complete": %s, "end_signal": %s,\n' "$state" "$complete" "$signal_j"
 		printf '"root": %s, "max_size_mb": %s, "notes": [%s],\n' "$root_j" "${OPT_MAX_MB:-null}" "$notes_j"
+		[ -n "${TRIGGER_JSON:-}" ] && printf '"trigger": %s,\n' "$TRIGGER_JSON"	# flamediag watch
 		printf '"perf": %s,\n' "$perf_j"
 		printf '"self_cpu_seconds": %s,\n' "$cpu_j"
 		printf '"collectors": [\n%s\n]\n}\n' "$collectors"

@@ -276,10 +276,13 @@ interval:s:$1 { clear(@start); exit(); }"
 }
 
 # perf script text, gzipped. Falls back without `period` if this perf rejects it for the event.
+# FLAMEDIAG_PERF_TIME=START,END (perf script --time): flamediag watch keeps only its window of the
+# ring perf recorded into.
 snip_perf_script() {
-	local data=$1 out=$2 fields=$3
+	local data=$1 out=$2 fields=$3 clip=()
 	set -o pipefail
-	if perf script -i "$data" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
+	[ -n "${FLAMEDIAG_PERF_TIME:-}" ] && clip=(--time "$FLAMEDIAG_PERF_TIME")
+	if perf script -i "$data" "${clip[@]}" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
 		echo "fields used: $fields" >&2
 		rm -f "$out.err"
 		return 0
@@ -287,7 +290,7 @@ snip_perf_script() {
 	if grep -qi 'period\|invalid field\|not valid' "$out.err"; then
 		fields=${fields/,period/}
 		echo "period rejected by perf: $(head -n 1 "$out.err")" >&2
-		if perf script -i "$data" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
+		if perf script -i "$data" "${clip[@]}" -F "$fields" 2>"$out.err" | gzip -c >"$out"; then
 			echo "fields used: $fields" >&2
 			rm -f "$out.err"
 			return 0
