@@ -47,6 +47,7 @@ setup() {
 	run -0 tar -tzf "$KIT"
 	assert_line "$top/bin/flamediag"
 	assert_line "$top/lib/capture.bash"
+	assert_line "$top/lib/watch.bash"
 	assert_line "$top/lib/collectors.tsv"
 	assert_line "$top/README.md"
 	refute_line --partial ".py"
@@ -122,6 +123,11 @@ setup() {
 	run -0 /usr/bin/flamediag version
 	assert_output "flamediag $VERSION"
 	assert_file_exists /usr/lib/flamediag/playbooks/zone-reclaim.md
+	assert_file_exists /lib/systemd/system/flamediag-watch.service
+	if command -v systemd-analyze >/dev/null; then
+		run -0 systemd-analyze verify /lib/systemd/system/flamediag-watch.service
+	fi
+	run -0 /usr/bin/flamediag watch --help
 	local py=python3
 	python3 -c 'import jinja2, yaml, jsonschema' 2>/dev/null || py=$FLAMEDIAG_ROOT/.venv/bin/python
 	cd /tmp
@@ -132,6 +138,7 @@ setup() {
 	DEB_INSTALLED=""
 	assert_file_not_exists /usr/bin/flamediag
 	assert_file_not_exists /usr/lib/flamediag
+	assert_file_not_exists /lib/systemd/system/flamediag-watch.service
 	run -0 dpkg -P flamediag
 	run -1 dpkg -s flamediag
 }
