@@ -423,20 +423,44 @@ run_diagnose() {
 	return 1
 }
 
-### main
-main() {
-	local rc
-	if [ -n "${FLAMEDIAG_TRACE:-}" ]; then
-		exec 6>>"$FLAMEDIAG_TRACE"
-		BASH_XTRACEFD=6 PS4='+ ${EPOCHREALTIME:-} ${FUNCNAME[0]:-main}: '
-		set -x
-	fi
-	parse_args "$@"
+# seal_and_pack -> final manifest, SHA256SUMS, the tarball, --redact / --diagnose, the path on
+# stdout; PACK_RC = the exit status. False when packing failed (the directory is left).
+seal_and_pack() {
+	local state="done"
+	rm -f "$BUNDLE_DIR/.reserve"
+	[ "$DISK_FULL" = 1 ] && state=disk_full
+	write_manifest "$([ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ] && echo true || echo false)" "$state"
+	write_sums
+	PACK_RC=$(capture_exit_code)
+	report_problems
+	pack || return 1
+	if [ "$OPT_REDACT" = 1 ]; then run_redact || { [ "$PACK_RC" = 0 ] && PACK_RC=1; }; fi
+	if [ "$OPT_DIAGNOSE" = 1 ]; then run_diagnose || { [ "$PACK_RC" = 0 ] && PACK_RC=1; }; fi
+	say "Bundle: $BUNDLE ($(file_bytes "$BUNDLE") bytes)"
+	printf '%s\n' "$BUNDLE"
+}
+
+# FLAMEDIAG_TRACE=FILE: an xtrace of the run (debugging)
+start_trace() {
+	[ -n "${FLAMEDIAG_TRACE:-}" ] || return 0
+	exec 6>>"$FLAMEDIAG_TRACE"
+	BASH_XTRACEFD=6 PS4='+ ${EPOCHREALTIME:-} ${FUNCNAME[0]:-main}: '
+	set -x
+}
+
+read_host() {
 	CPUS=$(count_cpus)
 	NUMA_NODES=$(count_numa_nodes)
 	HOST=$(host_name)
 	KERNEL=$(uname -r)
 	ARCH=$(uname -m)
+}
+
+### main
+main() {
+	start_trace
+	parse_args "$@"
+	read_host
 	check_output_dir
 	take_lock
 	check_space
@@ -468,19 +492,8 @@ main() {
 	enforce_max_size
 	times >"$STATE_DIR/times"
 	check_sentinel
-	rm -f "$BUNDLE_DIR/.reserve"
-	local state="done"
-	[ "$DISK_FULL" = 1 ] && state=disk_full
-	write_manifest "$([ -z "$END_SIGNAL" ] && [ "$DISK_FULL" = 0 ] && echo true || echo false)" "$state"
-	write_sums
-	rc=$(capture_exit_code)
-	report_problems
-	pack || exit 1
-	if [ "$OPT_REDACT" = 1 ]; then run_redact || { [ "$rc" = 0 ] && rc=1; }; fi
-	if [ "$OPT_DIAGNOSE" = 1 ]; then run_diagnose || { [ "$rc" = 0 ] && rc=1; }; fi
-	say "Bundle: $BUNDLE ($(file_bytes "$BUNDLE") bytes)"
-	printf '%s\n' "$BUNDLE"
-	exit "$rc"
+	seal_and_pack || exit 1
+	exit "$PACK_RC"
 }
 
 # run when executed; lib/watch.bash sources this file for its functions and runs its own main

@@ -126,10 +126,8 @@ set_watch_option() {
 	--max-bundles) OPT_MAX_BUNDLES=$2 ;;
 	--max-disk) OPT_MAX_DISK_MB=$2 ;;
 	-d | --duration) OPT_WATCH_SECONDS=$2 ;;
-	-F | --frequency) OPT_HZ=$2 ;;
-	-o | --output) OPT_OUTDIR=$2 ;;
-	--label) OPT_LABEL=$2 ;;
 	--ring-mb) OPT_RING_MB=$2 ;;
+	*) set_option "$1" "$2" ;;   # capture's: -F, -o, --label
 	esac
 }
 
@@ -517,7 +515,6 @@ check_coverage() {
 }
 
 write_bundle() {
-	local rc state
 	reset_bundle_state
 	TRIGGER_EPOCH=${RING_T[$((TICK % RING_SLOTS))]}
 	TRIGGER_UTC=$(date -u -d "@${TRIGGER_EPOCH%.*}" +%Y-%m-%dT%H:%M:%SZ)
@@ -525,6 +522,7 @@ write_bundle() {
 	OPT_DURATION=$((OPT_PRE + 1 + OPT_POST))
 	say "Trigger: $FIRED_RULE ${FIRED_CPU:+(CPU $FIRED_CPU) }${FIRED_VALUE} % > $FIRED_THRESHOLD % for $OPT_FOR s at $TRIGGER_UTC: recording $OPT_POST s more."
 	TRIGGER_JSON=$(trigger_json)
+	check_space       # too little left now: stop (65) rather than fill the disk
 	make_bundle_dir
 	START_UTC=$(date -u -d "@${WINDOW_START%.*}" +%Y-%m-%dT%H:%M:%SZ)
 	DEADLINE=$((${EPOCHSECONDS:-$(date +%s)} + OPT_POST + SLACK))
@@ -548,23 +546,11 @@ write_bundle() {
 	perf_archive
 	check_coverage
 	times >"$STATE_DIR/times"
-	rm -f "$BUNDLE_DIR/.reserve"
-	state="done"
-	[ -n "$END_SIGNAL" ] && state=interrupted
-	[ "$DISK_FULL" = 1 ] && state=disk_full
-	write_manifest "$([ "$state" = "done" ] && echo true || echo false)" "$state"
-	write_sums
-	rc=$(capture_exit_code)
-	report_problems
-	pack || return 1
-	if [ "$OPT_REDACT" = 1 ]; then run_redact || { [ "$rc" = 0 ] && rc=1; }; fi
-	if [ "$OPT_DIAGNOSE" = 1 ]; then run_diagnose || { [ "$rc" = 0 ] && rc=1; }; fi
-	say "Bundle: $BUNDLE ($(file_bytes "$BUNDLE") bytes)"
-	printf '%s\n' "$BUNDLE"
+	seal_and_pack || return 1
 	rm -rf "$STATE_DIR"
 	STATE_DIR="" BUNDLE_DIR="" TRIGGER_JSON=""
 	BUNDLES_WRITTEN=$((BUNDLES_WRITTEN + 1))
-	return "$rc"
+	return "$PACK_RC"
 }
 
 ### arming, the loop, the end
@@ -645,17 +631,9 @@ replace_ring_collectors() {
 }
 
 main() {
-	if [ -n "${FLAMEDIAG_TRACE:-}" ]; then
-		exec 6>>"$FLAMEDIAG_TRACE"
-		BASH_XTRACEFD=6 PS4='+ ${EPOCHREALTIME:-} ${FUNCNAME[0]:-main}: '
-		set -x
-	fi
+	start_trace
 	parse_args "$@"
-	CPUS=$(count_cpus)
-	NUMA_NODES=$(count_numa_nodes)
-	HOST=$(host_name)
-	KERNEL=$(uname -r)
-	ARCH=$(uname -m)
+	read_host
 	RING_SLOTS=$((OPT_PRE + 2))
 	check_output_dir
 	cap_reached && die 65 "$CAP_TEXT: not arming. Move the bundles elsewhere, or raise the cap"

@@ -209,7 +209,7 @@ first_and_last_sample() {
 	bundle=$(tail -n 1 "$BATS_TEST_TMPDIR/watch.out")
 	assert_file_exists "$bundle"
 	run -0 mq "$bundle" '[m["complete"], m["state"], m["end_signal"], col("perf.record")["status"]]'
-	assert_output '[false, "interrupted", "SIGINT", "interrupted"]'
+	assert_output '[false, "done", "SIGINT", "interrupted"]'
 	member "$bundle" perf/perf.script.gz | gzip -dc | grep -q .
 	assert_equal "$(ring_perf)" ""
 }
