@@ -79,7 +79,7 @@ usage() {
 	       sudo flamediag watch --cpu-soft-above 90 --for 3 --pre 20  # one CPU's softirq storm
 	       sudo flamediag watch -d 3600 --max-bundles 3 -o /var/tmp    # an hour, 3 bundles at most
 	       systemctl enable --now flamediag-watch                      # as a service (doc/watch.md)
-	See doc/watch.md for the rules, the bundle and the overhead.
+	See doc/watch.md and doc/examples/watch_example.txt for more.
 	END
 }
 
