@@ -26,25 +26,25 @@ from .profile import Frame, Profile
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22
 MAX_BLOCK = 8 << 20   # no blank line for this long: not a sample; cut at a line end (bounded memory)
-MAX_LINE = 1 << 16            # longer lines are skipped as malformed (regex cost, not sense)
+MAX_LINE = 1 << 16            # longer lines are skipped as malformed
 WHITESPACE = b" \t\r\n\x0b\x0c"
+SIDEBAND = b"PERF_RECORD_"
 
-# Perl: /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ -- `(\d+)*` rewritten as `(\d*)` (same matches,
-# no exponential backtracking on long digit runs).
-_PERL_EVENT = re.compile(rb"(\S.+?)\s+(\d+)/*(\d*)\s+")
-# Perl: /:\s*(\d+)*\s+(\S+):\s*$/ -- period and event name at the end of the line.
-_PERL_PERIOD_EVENT = re.compile(rb":\s*(\d*)\s+(\S+):\s*$")
-# Modern perf: pid[/tid] followed by [cpu] and/or time; lets comm contain digit words,
-# and finds the event name even when a single-frame stack follows on the same line.
-_MODERN_EVENT = re.compile(
-    rb"(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(\d+\.\d+):\s*(?:(\d+)\s+)?([^\s:][^\s]*?):(?:\s+(.*))?$")
+# Every pattern below is matched against one whitespace-free token, or anchored so that no two
+# unbounded repeats can take the same characters: each line costs time linear in its length
+# (a lazy `(\S.*?)\s+(\d+)` over a line of 20 000 spaces took 10 s; 60 000 took 145 s).
+_PID_TOKEN = re.compile(rb"(\d+)(?:/(\d+))?")          # fullmatch: 1234 or 1234/1240
+_PERL_PID_TOKEN = re.compile(rb"(\d+)/*(\d*)")          # fullmatch: Perl's (\d+)\/*(\d+)*
+_CPU_TOKEN = re.compile(rb"\[(\d+)\]")                   # fullmatch: [003]
+_TIME_TOKEN = re.compile(rb"(\d+\.\d+):")                # match at a token's start: 884.644824:
+# After the time: [period] event: [single-line frame]. The event is one token ending in ':'.
+_AFTER_TIME = re.compile(rb"\s*(?:(\d+)\s+)?([^\s:]\S*?):(?:\s+(.*))?$")
 _CPU = re.compile(rb"\[(\d+)\]")
 # The usual stack line shape; anything else takes the careful path below.
 _FRAME_FAST = re.compile(rb"[ \t]*(\w+) ([^\s(].*) \(([^\s()]*)\)$")
 _OFFSET = re.compile(rb"\+0x[\da-f]+$")
-_GO_METHOD = re.compile(rb"\.\(.*\)\.")
 _PARAMS = re.compile(rb"\((?!anonymous namespace\)).*")
-_VMLINUX = re.compile(rb"vmlinux[A-Za-z0-9._-]*$")
+_VMLINUX_TAIL = re.compile(rb"[A-Za-z0-9._-]*")
 _JIT_MAP = re.compile(rb"/tmp/perf-\d+\.map")
 _KERNEL_ADDR = re.compile(rb"ffff[0-9a-f]{12}")
 
@@ -60,10 +60,16 @@ class Header:
     period: int         # 1 when the line has none
     event: Optional[bytes]
     inline_frame: Optional[bytes]   # single-line stacks: the frame after "event:"
+    sideband: bool = False          # a PERF_RECORD_* line of `perf script --show-*-events`: no sample
 
 
 def parse_header(line: bytes) -> Optional[Header]:
     """An event line -> Header, or None when the line is not one.
+
+    The grammar, in whitespace-separated tokens: COMM (may hold spaces, colons and digit words),
+    PID or PID/TID, optional [CPU], TIME:, optional PERIOD, EVENT: and, for stacks of one frame,
+    the frame. The first PID [CPU] TIME: run followed by an event is taken. Lines without a time
+    fall back to stackcollapse-perf.pl's rule (comm, pid[/tid], `period event:` at the end).
 
     >>> h = parse_header(b"swapper     0/0     [000]   884.644824:     250000 cpu-clock:ppp: ")
     >>> (h.comm, h.pid, h.tid, h.cpu, h.period, h.event)
@@ -72,31 +78,93 @@ def parse_header(line: bytes) -> Optional[Header]:
     b'?'
     >>> parse_header(b"      web 1: worker 27240/27249 [001]  1323.13: 250000 cpu-clock:ppp:  ffffffff81614a5f f ([kernel.kallsyms])").comm
     b'web 1: worker'
+    >>> parse_header(b"perf 31601 [001]   983.295069: PERF_RECORD_SWITCH_CPU_WIDE IN   prev pid/tid: 0/0").sideband
+    True
     >>> parse_header(b"\t    7f1e2215d058 main 12 (/bin/x)") is None
     True
     """
-    indented = line[:1] in (b" ", b"\t")
-    modern = _MODERN_EVENT.match(line.lstrip(WHITESPACE) if indented else line)
-    if modern:
-        comm, pid, tid, cpu, time, period, event, rest = modern.groups()
-        if tid is None:
-            pid, tid = b"?", pid
-        rest = rest.strip() if rest else None
-        return Header(comm, pid, tid, int(cpu) if cpu else None, float(time),
-                      int(period) if period else 1, event, rest or None)
-    perl = None if indented else _PERL_EVENT.match(line)
-    if not perl:
+    tokens = line.split()
+    for index in range(1, len(tokens) - 1):
+        token = tokens[index]
+        if not 48 <= token[0] <= 57:
+            continue
+        pid = _PID_TOKEN.fullmatch(token)
+        if pid is None:
+            continue
+        at = index + 1
+        cpu = _CPU_TOKEN.fullmatch(tokens[at])
+        if cpu is not None:
+            at += 1
+            if at == len(tokens):
+                continue
+        time = _TIME_TOKEN.match(tokens[at])
+        if time is None:
+            continue
+        header = _modern_header(line, index, at, pid, cpu, time)
+        if header is not None:
+            return header
+    return _perl_header(line, tokens)
+
+
+def _from_token(line: bytes, index: int) -> bytes:
+    """The line from its token `index` on."""
+    return line.split(None, index)[index]
+
+
+def _modern_header(line: bytes, index: int, at: int, pid, cpu, time) -> Optional[Header]:
+    after = _from_token(line, at)[time.end():]
+    comm = line[:len(line) - len(_from_token(line, index))].strip(WHITESPACE)
+    pid_text, tid = pid.groups()
+    if tid is None:
+        pid_text, tid = b"?", pid_text
+    cpu_number = int(cpu.group(1)) if cpu is not None else None
+    if after.lstrip(WHITESPACE).startswith(SIDEBAND):
+        event = after.split(None, 1)[0].split(b":", 1)[0].split(b"(", 1)[0]
+        return Header(comm, pid_text, tid, cpu_number, float(time.group(1)), 1, event, None, True)
+    rest = _AFTER_TIME.match(after)
+    if rest is None:
         return None
-    comm, pid, tid = perl.groups()
-    if not tid:
-        pid, tid = b"?", pid
-    period, event = 1, None
-    tail = _PERL_PERIOD_EVENT.search(line)
-    if tail:
-        period = int(tail.group(1)) if tail.group(1) else 1
-        event = tail.group(2)
-    cpu = _CPU.search(line, perl.end(2))
-    return Header(comm, pid, tid, int(cpu.group(1)) if cpu else None, None, period or 1, event, None)
+    period, event, frame = rest.groups()
+    frame = frame.strip(WHITESPACE) if frame else None
+    return Header(comm, pid_text, tid, cpu_number, float(time.group(1)), int(period) if period else 1,
+                  event, frame or None)
+
+
+def _perl_header(line: bytes, tokens: List[bytes]) -> Optional[Header]:
+    r"""stackcollapse-perf.pl's /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/, read token by token."""
+    if not line or line[0] in WHITESPACE:
+        return None
+    for index in range(1, len(tokens)):
+        found = _PERL_PID_TOKEN.fullmatch(tokens[index])
+        if found is None:
+            continue
+        start = len(line) - len(_from_token(line, index))
+        end = start + len(tokens[index])
+        comm_end = max(len(line[:start].rstrip(WHITESPACE)), 2)   # `\S.+?` takes two characters
+        if end >= len(line) or comm_end >= start:                # `\s+` on both sides
+            continue
+        pid, tid = found.groups()
+        if not tid:
+            pid, tid = b"?", pid
+        period, event = _perl_period_event(tokens)
+        cpu = _CPU.search(line, end)
+        return Header(line[:comm_end], pid, tid, int(cpu.group(1)) if cpu else None, None, period, event, None)
+    return None
+
+
+def _perl_period_event(tokens: List[bytes]) -> Tuple[int, Optional[bytes]]:
+    r"""Perl's /:\s*(\d+)*\s+(\S+):\s*$/ read from the right: (period or 1, event or None)."""
+    if len(tokens) < 2 or len(tokens[-1]) < 2 or not tokens[-1].endswith(b":"):
+        return 1, None
+    event, before = tokens[-1][:-1], tokens[-2]
+    if before.endswith(b":"):
+        return 1, event
+    _, colon, digits = before.rpartition(b":")
+    if colon and digits.isdigit():
+        return int(digits) or 1, event
+    if before.isdigit() and len(tokens) >= 3 and tokens[-3].endswith(b":"):
+        return int(before) or 1, event
+    return 1, None
 
 
 def _is_word(byte: int) -> bool:
@@ -155,7 +223,10 @@ def is_kernel_module(module: bytes) -> bool:
     """[kernel.kallsyms], [ixgbevf], vmlinux, vmlinux-6.1.0-18-amd64, /lib/.../foo.ko"""
     if module == b"[unknown]":
         return False
-    return module.startswith(b"[") or module.endswith(b".ko") or bool(_VMLINUX.search(module))
+    if module.startswith(b"[") or module.endswith(b".ko"):
+        return True
+    last = module.rfind(b"vmlinux")        # /vmlinux[A-Za-z0-9._-]*$/ checked at its last occurrence
+    return last >= 0 and _VMLINUX_TAIL.fullmatch(module, last + 7) is not None
 
 
 def is_jit_module(module: bytes) -> bool:
@@ -163,10 +234,16 @@ def is_jit_module(module: bytes) -> bool:
     return bool(_JIT_MAP.search(module)) or (b"/jitted-" in module and module.endswith(b".so"))
 
 
+def _is_go_method(func: bytes) -> bool:
+    r"""Perl's /\.\(.*\)\./ (Go methods like `main.(*T).run`), without its backtracking."""
+    start = func.find(b".(")
+    return start >= 0 and func.find(b").", start + 2) >= 0
+
+
 def tidy_function(func: bytes, java: bool) -> bytes:
     """stackcollapse-perf.pl's $tidy_generic and $tidy_java."""
     func = func.replace(b";", b":")
-    if not _GO_METHOD.search(func):
+    if not _is_go_method(func):
         if not func.startswith(b"("):
             func = _PARAMS.sub(b"", func)
     func = func.replace(b'"', b"").replace(b"'", b"")
@@ -371,55 +448,12 @@ def block_lines(block: bytes, first_line: int, problems: Problems) -> Iterator[T
 
 # --- Profile ---------------------------------------------------------------------------------
 
-@dataclass
-class _Sample:
-    header: Header
-    frames: List[Tuple[bytes, bytes, bytes]]
-    line_no: int = 0
+class _ProfileGroups:
+    """The diagnoser's view of an event line: (comm, cpu, pid); see samplereader.Consumer."""
 
-
-def iter_samples(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
-    """Samples in input order; malformed lines are counted in `problems` and skipped.
-    A new event line ends the previous sample (single-line stacks need no blank line)."""
-    stream = open_binary(stream)
-    yield from _samples_of(stream, problems)
-    if getattr(stream, "error", None):
-        problems.add(stream.error, 0)
-
-
-def _samples_of(stream: BinaryIO, problems: Problems) -> Iterator[_Sample]:
-    for first_line, block in iter_blocks(stream):
-        final = first_line < 0
-        sample: Optional[_Sample] = None
-        single_line = False
-        stackless_seen = False
-        for line_no, line in block_lines(block, abs(first_line), problems):
-            header = parse_header(line)
-            if header is None:
-                frame = split_frame_line(line)
-                if frame is None:
-                    problems.add("unrecognised lines", line_no)
-                elif sample is None:
-                    problems.add("stack lines without an event line", line_no)
-                else:
-                    sample.frames.append(frame)
-                    single_line = False
-                continue
-            if sample is not None:
-                stackless_seen = stackless_seen or not sample.frames
-                yield sample
-            sample = _Sample(header, [], line_no)
-            single_line = bool(header.inline_frame)
-            if header.inline_frame:
-                frame = split_frame_line(b"\t" + header.inline_frame)
-                if frame:
-                    sample.frames.append(frame)
-        if sample is None:
-            continue
-        if final and not single_line and not (stackless_seen and not sample.frames):
-            problems.add("incomplete last sample (no closing blank line)", sample.line_no)
-            continue
-        yield sample
+    def group(self, header: Header) -> tuple:
+        pid = header.tid if header.pid == b"?" else header.pid
+        return header.comm, header.cpu, int(pid) if pid.isdigit() else None
 
 
 def _decode(name: bytes) -> str:
@@ -427,73 +461,149 @@ def _decode(name: bytes) -> str:
 
 
 class _FrameCache:
-    """Raw stack line -> Frames (names are decoded and tidied once per distinct line)."""
+    """Raw stack line -> (Frames, kind, kernel?, unresolved?, contexts entered): decoded, tidied
+    and classified once per distinct line."""
 
     def __init__(self):
-        self.frames: Dict[Tuple[bytes, bytes, bytes, bool], Tuple[Frame, ...]] = {}
-        self.unresolved_kernel = 0
-        self.kernel = 0
+        self.lines: Tuple[Dict[tuple, tuple], Dict[tuple, tuple]] = ({}, {})
 
-    def get(self, raw: Tuple[bytes, bytes, bytes], java: bool) -> Tuple[Frame, ...]:
-        key = raw + (java,)
-        found = self.frames.get(key)
+    def get(self, raw: Tuple[bytes, bytes, bytes], java: bool) -> tuple:
+        found = self.lines[java].get(raw)
         if found is None:
             pc, rawfunc, module = raw
             kind = frame_kind(pc, module)
-            names = function_names(pc, rawfunc, module, java=java, addrs=False)
-            found = tuple(Frame(_decode(n), kind) for n in names)
-            self.frames[key] = found
+            frames = tuple(Frame(_decode(n), kind) for n in function_names(pc, rawfunc, module, java=java,
+                                                                              addrs=False))
+            kernel = is_kernel_module(module) or (module == b"[unknown]" and bool(_KERNEL_ADDR.fullmatch(pc)))
+            unresolved = kernel and (rawfunc == b"[unknown]" or rawfunc.startswith(b"0x"))
+            entered = tuple(_entered(f.name) for f in frames) if kind in ("kernel", "unknown") else ()
+            found = self.lines[java][raw] = (frames, kind, kernel, unresolved, entered)
         return found
 
 
-def read_profile(stream: BinaryIO, *, event_filter: Optional[str] = None, weight_by_period: bool = False,
-                 max_warnings: int = 5) -> Profile:
-    """`perf script` text (plain or gzip) -> Profile; see module docstring."""
-    profile = Profile(source_format="perf-script")
-    problems = Problems(max_warnings)
-    cache = _FrameCache()
-    wanted = event_filter.encode() if event_filter else None
-    counts: Dict[tuple, float] = {}
-    first_time = last_time = None
-    kernel_frames = unresolved = 0
-    for sample in iter_samples(stream, problems):
-        header = sample.header
-        event = _decode(header.event) if header.event else "unknown"
-        profile.events[event] += 1
-        if wanted is None and header.event is not None:
-            wanted = header.event
-        if header.event is not None and header.event != wanted:
-            continue
-        if header.time is not None:
-            first_time = header.time if first_time is None else min(first_time, header.time)
-            last_time = header.time if last_time is None else max(last_time, header.time)
-        weight = header.period if weight_by_period else 1
-        key = (header.comm, header.pid, header.tid, header.cpu, tuple(sample.frames))
-        counts[key] = counts.get(key, 0) + weight
-    for (comm, pid, tid, cpu, raw_frames), weight in counts.items():
-        java = comm.startswith(b"java")
+class _Stacks:
+    """Parsed stack (leaf first) -> root-first Frames and context, once per stack and comm kind."""
+
+    def __init__(self, stacks):
+        self.stacks = stacks
+        self.cache = _FrameCache()
+        self.built: Dict[Tuple[int, bool], tuple] = {}
+
+    def get(self, stack_id: int, java: bool) -> tuple:
+        """(frames, context, kernel frames, unresolved kernel frames)."""
+        key = (stack_id, java)
+        found = self.built.get(key)
+        if found is None:
+            found = self.built[key] = self._build(self.stacks[stack_id], java)
+        return found
+
+    def _build(self, raw_frames, java: bool) -> tuple:
+        """As mark_contexts_in_frames + context_of_marked, from each line's cached contexts."""
         frames: List[Frame] = []
+        caller_kind = "unknown"
+        kernel = unresolved = 0
+        context = "task"
+        known = self.cache.lines[java]
         for raw in reversed(raw_frames):
-            frames.extend(cache.get(raw, java))
-            if is_kernel_module(raw[2]) or (raw[2] == b"[unknown]" and _KERNEL_ADDR.fullmatch(raw[0])):
-                kernel_frames += 1
-                unresolved += raw[1] == b"[unknown]" or raw[1].startswith(b"0x")
-        context = context_of_marked(mark_contexts_in_frames(frames))
-        pid_value = int(tid if pid == b"?" else pid) if (tid if pid == b"?" else pid).isdigit() else None
-        profile.add(frames, weight, comm=_decode(comm).replace(" ", "_"), cpu=cpu,
-                    context=context, pid=pid_value)
-    profile.skipped_lines = problems.total()
-    if first_time is not None:
-        profile.time_span = (first_time, last_time)
-    _add_quality(profile, problems, kernel_frames, unresolved, wanted)
+            found = known.get(raw)
+            names, kind, is_kernel, is_unresolved, entered = found or self.cache.get(raw, java)
+            if raw[2] == b"inlined":        # `perf script --inline`: the kind of the frame it is inlined in
+                names = tuple(Frame(f.name, caller_kind) for f in names)
+                if caller_kind in ("kernel", "unknown"):
+                    entered = tuple(_entered(f.name) for f in names)
+            else:
+                caller_kind = kind
+            frames.extend(names)
+            kernel += is_kernel
+            unresolved += is_unresolved
+            for ctx in entered:
+                if ctx is not None:
+                    context = ctx
+        return tuple(frames), context, kernel, unresolved
+
+
+_CONTEXTS: Dict[str, Optional[str]] = {}
+
+
+def _entered(name: str) -> Optional[str]:
+    """kernelnames.context_for_frame, remembered per name."""
+    found = _CONTEXTS.get(name, "?")
+    if found == "?":
+        if len(_CONTEXTS) > 1 << 18:
+            _CONTEXTS.clear()
+        found = _CONTEXTS[name] = context_for_frame(name)
+    return found
+
+
+def read_profile(stream: BinaryIO, *, event_filter: Optional[str] = None, weight_by_period: bool = False,
+                 max_warnings: int = 5, progress=None) -> Profile:
+    """`perf script` text (plain or gzip) -> Profile; see module docstring."""
+    from .samplereader import read_samples
+
+    samples = read_samples(stream, _read_options(event_filter, weight_by_period), _ProfileGroups(), progress)
+    return profile_of(samples, max_warnings)
+
+
+def read_profile_file(path: str, *, event_filter: Optional[str] = None, weight_by_period: bool = False,
+                      max_warnings: int = 5, jobs: Optional[int] = None, progress=None) -> Profile:
+    """As read_profile, from a path: large plain files are read by one process per core."""
+    from .samplereader import read_samples_file
+
+    samples = read_samples_file(path, _read_options(event_filter, weight_by_period), _ProfileGroups(), jobs,
+                                progress)
+    return profile_of(samples, max_warnings)
+
+
+def _read_options(event_filter: Optional[str], weight_by_period: bool):
+    from .samplereader import ReadOptions
+
+    return ReadOptions(event_filter=event_filter.encode() if event_filter else None,
+                       weight_by_period=weight_by_period, with_time=True)
+
+
+def profile_of(samples, max_warnings: int = 5) -> Profile:
+    """Aggregated samples (samplereader.Samples) -> Profile, in order of first appearance."""
+    profile = Profile(source_format="perf-script")
+    timed = samples.origin is not None
+    records: Dict[Tuple[int, int], list] = {}
+    for (group, stack, second), weight in samples.counts.items():
+        record = records.get((group, stack))
+        if record is None:
+            record = records[(group, stack)] = [0, {}]
+        record[0] += weight
+        if timed:
+            record[1][second] = record[1].get(second, 0) + weight
+    stacks = _Stacks(samples.stacks)
+    comms: Dict[bytes, str] = {}
+    kernel_frames = unresolved = 0
+    for (group, stack), (weight, seconds) in records.items():
+        comm, cpu, pid = samples.groups[group]
+        frames, context, kernel, unknown = stacks.get(stack, comm.startswith(b"java"))
+        kernel_frames += kernel * weight
+        unresolved += unknown * weight
+        name = comms.get(comm)
+        if name is None:
+            name = comms[comm] = _decode(comm).replace(" ", "_")
+        profile.add(frames, weight, comm=name, cpu=cpu, context=context, pid=pid, seconds=seconds)
+    for event, count in samples.events.items():
+        profile.events[_decode(event) if event else "unknown"] += count
+    profile.skipped_lines = samples.problems.total()
+    if samples.first_time is not None:
+        profile.time_span = (samples.first_time, samples.last_time)
+        profile.origin = samples.origin
+    samples.problems.keep = max_warnings
+    _add_quality(profile, samples, kernel_frames, unresolved)
     return profile
 
 
-def _add_quality(profile: Profile, problems: Problems, kernel_frames: int, unresolved: int,
-                 wanted: Optional[bytes]) -> None:
+def _add_quality(profile: Profile, samples, kernel_frames: int, unresolved: int) -> None:
     sentences = []
+    problems, wanted = samples.problems, samples.event
     if problems.total():
         sentences.append(f"perf script: {problems.sentence()}")
+    if samples.unterminated is not None:
+        sentences.append(f"the input ended without a blank line after its last sample (line "
+                         f"{samples.unterminated}): that sample was kept, but the file may have been cut short")
     if kernel_frames and unresolved * 2 > kernel_frames:
         sentences.append(f"kernel symbols restricted: {unresolved} of {kernel_frames} kernel frames are "
                          "unresolved addresses (set kernel.kptr_restrict=0 and run perf as root)")

@@ -16,12 +16,31 @@ Who fills what:
   comm = first frame when it is not a function, cpu None.
 - flat profiles (perf top, perf report without call graph): one-frame stacks with
   `ancestry=False` — signatures only count frames declared distinctive alone.
+
+Time (inputs with timestamps: perf script, bundles). Every record keeps its weight per second of
+the capture, so a timeline or a spike search needs no second pass over the input:
+
+- `profile.time_span`: (first, last) sample timestamp as perf printed it (seconds), else None;
+- `profile.origin`: the timestamp of second 0 (the first sample read), else None;
+- `record.seconds`: {second index: weight}, index = floor(timestamp - origin); empty without
+  timestamps; its values sum to `record.weight`;
+- `profile.seconds()`: how many seconds the samples span (0 without timestamps);
+- `profile.per_second(records=None)`: total weight per second index, a list of that length;
+- `profile.between(start, end)`: a new Profile of the seconds start <= index < end (indexes
+  as above; fractions are floored), each record's weight restricted to them; records outside
+  are left out. Everything else (format, ancestry, events, data quality) is carried over.
+
+    spike = profile.between(30, 31)         # the samples of second 30 only
+
+Memory follows the number of distinct records (stack, comm, cpu, context), never the number of
+samples: a record holds at most one entry per second.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 KINDS = ("kernel", "user", "jit", "context", "unknown")
 CONTEXTS = ("task", "softirq", "hardirq", "nmi")
@@ -44,8 +63,8 @@ IDLE_LEAVES = frozenset(
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(NamedTuple):
+    """One frame; a tuple underneath, so stacks of frames hash and compare at C speed."""
     name: str
     kind: str = "unknown"
 
@@ -61,6 +80,7 @@ class StackRecord:
     cpu: Optional[int] = None
     context: str = "task"  # task|softirq|hardirq|nmi: the innermost non-task context in the stack
     pid: Optional[int] = None
+    seconds: Dict[int, float] = field(default_factory=dict)   # second index -> weight (see module doc)
 
     def names(self) -> Tuple[str, ...]:
         return tuple(f.name for f in self.frames)
@@ -99,17 +119,53 @@ class Profile:
     skipped_lines: int = 0
     events: Counter = field(default_factory=Counter)          # event name -> samples seen
     time_span: Optional[Tuple[float, float]] = None           # first/last sample timestamp
+    origin: Optional[float] = None                            # timestamp of second 0
 
     def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
-            context: Optional[str] = None, pid: Optional[int] = None) -> None:
+            context: Optional[str] = None, pid: Optional[int] = None,
+            seconds: Optional[Dict[int, float]] = None) -> None:
         frames = tuple(frames)
         ctx = context or context_of(frames)
         key = (frames, comm, cpu, ctx, pid if pid == 0 else None)
         rec = self.records.get(key)
         if rec is None:
-            self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid)
+            rec = self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid)
         else:
             rec.weight += weight
+        if seconds:
+            per_second = rec.seconds
+            for second, part in seconds.items():
+                per_second[second] = per_second.get(second, 0) + part
+
+    def seconds(self) -> int:
+        """Seconds the samples span (last index + 1), 0 without timestamps."""
+        last = max((max(r.seconds) for r in self.records.values() if r.seconds), default=None)
+        return 0 if last is None else last + 1
+
+    def per_second(self, records: Optional[Iterable[StackRecord]] = None) -> List[float]:
+        """Total weight per second index (of `records`, default all), 0 .. seconds()-1."""
+        totals = [0.0] * self.seconds()
+        for record in self.records.values() if records is None else records:
+            for second, weight in record.seconds.items():
+                if 0 <= second < len(totals):
+                    totals[second] += weight
+        return totals
+
+    def between(self, start: float, end: float) -> "Profile":
+        """The sub-profile of second indexes start <= index < end (see the module docstring)."""
+        first, last = math.floor(start), math.ceil(end)
+        sub = Profile(self.source_format, self.ancestry, data_quality=list(self.data_quality),
+                      skipped_lines=self.skipped_lines, events=Counter(self.events), origin=self.origin)
+        for record in self.records.values():
+            kept = {s: w for s, w in record.seconds.items() if first <= s < last}
+            if kept:
+                sub.add(record.frames, sum(kept.values()), record.comm, record.cpu, record.context,
+                        record.pid, kept)
+        if self.origin is not None and self.time_span is not None:
+            low = max(self.time_span[0], self.origin + first)
+            high = min(self.time_span[1], self.origin + last)
+            sub.time_span = (low, max(low, high))
+        return sub
 
     def __iter__(self) -> Iterator[StackRecord]:
         return iter(self.records.values())

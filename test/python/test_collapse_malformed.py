@@ -39,17 +39,35 @@ def total(folded: bytes) -> int:
     return sum(int(line.rsplit(b" ", 1)[1]) for line in folded.splitlines())
 
 
-def test_truncated_last_sample_is_dropped_with_its_line_number():
+def _cut_mid_stack():
     cut = GOOD[:len(GOOD) // 2]
     cut = cut[:cut.rfind(b"\n", 0, len(cut) - 1) - 5]      # mid-line, mid-stack
+    return cut, cut[:cut.rfind(b"\n\n") + 2].count(b"\n") + 1
+
+
+def test_truncated_last_sample_is_kept_and_named():
+    cut, header_line = _cut_mid_stack()
     run = collapse_cli(cut)
     assert run.returncode == 0
+    warnings = "\n".join(warnings_of(run))
+    assert re.search(r"ended without a blank line after its last sample \(line %d\); that sample was kept"
+                     % header_line, warnings), warnings
+    assert total(run.stdout) == total(collapse_cli(cut[:cut.rfind(b"\n\n") + 2]).stdout) + 250000
+
+
+def test_truncated_last_sample_is_dropped_with_perl_compat():
+    cut, header_line = _cut_mid_stack()
+    run = collapse_cli(cut, "--perl-compat")
+    assert run.returncode == 0
     [warning] = warnings_of(run)
-    line_no = cut.count(b"\n") + 1
-    header_line = cut[:cut.rfind(b"\n\n") + 2].count(b"\n") + 1
-    assert re.search(r"1 incomplete last sample \(no closing blank line\) \(line %d\)" % header_line, warning), (
-        warning, line_no)
-    assert run.stdout.count(b"\n") > 10
+    assert re.search(r"1 incomplete last sample \(no closing blank line\) \(line %d\)" % header_line, warning)
+    assert run.stdout == collapse_cli(cut[:cut.rfind(b"\n\n") + 2]).stdout
+
+
+def test_one_sample_without_a_blank_line_is_not_lost():
+    one = GOOD[:GOOD.index(b"\n\n")] + b"\n"
+    run = collapse_cli(one)
+    assert run.returncode == 0 and total(run.stdout) == 250000, run
 
 
 def test_non_utf8_bytes_pass_through_as_bytes():
@@ -155,7 +173,7 @@ class Repeated(io.RawIOBase):
 data = open(sys.argv[2], "rb").read()
 result = collapse_stream(Repeated(data, int(sys.argv[3])), CollapseOptions())
 print(json.dumps({"rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "samples": result.samples, "stacks": len(result.pairs)}))
+                  "samples": result.samples, "stacks": len(result.counts)}))
 """
 
 

@@ -40,6 +40,9 @@ def build_parser():
     parser.add_argument("--context", action="store_true",
                         help="add a [softirq]/[hardirq]/[nmi] frame above the frame entering that context")
     parser.add_argument("--event-filter", metavar="EVENT", help="keep only samples of this event (e.g. cpu-clock)")
+    parser.add_argument("--perl-compat", action="store_true",
+                        help="drop a last sample with no closing blank line, as stackcollapse-perf.pl does "
+                             "(default: keep it and say so on stderr)")
     parser.add_argument("--jobs", type=int, default=0, metavar="N",
                         help="processes for large plain files (default: one per CPU)")
     parser.add_argument("--engine", choices=("builtin", "inferno"), default="builtin",
@@ -50,7 +53,8 @@ def build_parser():
 def options_from(args) -> CollapseOptions:
     return CollapseOptions(pid=args.pid, tid=args.tid, kernel=args.kernel or args.all, jit=args.jit or args.all,
                            addrs=args.addrs, context=args.context,
-                           event_filter=args.event_filter.encode() if args.event_filter else None)
+                           event_filter=args.event_filter.encode() if args.event_filter else None,
+                           keep_unterminated=not args.perl_compat)
 
 
 def collapse_input(path: str, options: CollapseOptions, jobs: int) -> CollapseResult:
@@ -72,8 +76,12 @@ def report_problems(result: CollapseResult) -> None:
         names = ", ".join(e.decode("utf-8", "replace") for e in events)
         warn("collapse", f"warning: several event types ({names}); kept {result.event_filter.decode('utf-8', 'replace')} "
                          "only (choose with --event-filter)")
-    if result.problems.total():
-        warn("collapse", f"warning: {result.problems.sentence()}")
+    sentences = [result.problems.sentence()] if result.problems.total() else []
+    if result.unterminated is not None:
+        sentences.append(f"the input ended without a blank line after its last sample (line {result.unterminated}); "
+                         "that sample was kept (--perl-compat drops it)")
+    if sentences:
+        warn("collapse", "warning: " + "; ".join(sentences))
 
 
 def run_inferno(args) -> int:
