@@ -122,10 +122,17 @@ def load(path_text: str) -> Input:
 # -- stacks files ---------------------------------------------------------------------------
 def _read_stream(path: Path, kind: str) -> Profile:
     from . import folded, perfscript
+    from .progress import Progress
 
-    with open(path, "rb") as handle:
-        reader = perfscript.read_profile if kind == "perf-script" else folded.read_profile
-        return reader(handle)
+    progress = Progress.for_input(str(path), f"reading {path.name}")
+    try:
+        if kind == "perf-script":
+            return perfscript.read_profile_file(str(path), progress=progress)
+        with open(path, "rb") as handle:
+            progress.watch(handle)
+            return folded.read_profile(handle)
+    finally:
+        progress.done()
 
 
 def _require_stacks(profile: Profile, where: str) -> None:

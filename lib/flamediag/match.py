@@ -74,6 +74,19 @@ class _Compiled:
         self.comm = re.compile(sig["comm"]) if sig["comm"] else None
         self.leaf_within = sig["leaf_within"]
         self.distinctive = frozenset(sig["distinctive"])
+        self.gate = self._gate(self.patterns)
+
+    @staticmethod
+    def _gate(patterns) -> Optional[FrozenSet[str]]:
+        """Frames of which a stack needs one for any pattern to match: each pattern's narrowest
+        element (None when a pattern is all wildcards: no shortcut)."""
+        narrowest = []
+        for pattern in patterns:
+            elements = [e for e in pattern if WILDCARD not in e]
+            if not elements:
+                return None
+            narrowest.append(min(elements, key=len))
+        return frozenset().union(*narrowest)
 
     @staticmethod
     def _expand(playbook: Playbook, pattern: Sequence[str]) -> List[FrozenSet[str]]:
@@ -135,6 +148,8 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
     if not ancestry:
         seen = [n for n in names if n in compiled.distinctive]
         return (set(seen), True) if seen else None
+    if compiled.gate is not None and compiled.gate.isdisjoint(present):
+        return None
     if any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
         return None
     strong, found = False, set()
@@ -157,23 +172,50 @@ def normalized_names(record: StackRecord) -> Tuple[str, ...]:
 
 
 def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
-    """Busy records with their normalised frame names, computed once per profile."""
-    return [(r, normalized_names(r)) for r in profile if not is_idle(r)]
+    """Busy records with their normalised frame names, computed once per distinct stack: records
+    of one stack (on other CPUs, commands, contexts) share the same names tuple."""
+    names_of: Dict[tuple, Tuple[str, ...]] = {}
+    interned: Dict[Tuple[str, ...], Tuple[str, ...]] = {}
+    busy = []
+    for record in profile:
+        if is_idle(record):
+            continue
+        names = names_of.get(record.frames)
+        if names is None:
+            names = normalized_names(record)
+            names = names_of[record.frames] = interned.setdefault(names, names)
+        busy.append((record, names))
+    return busy
 
 
 def _with_sets(busy) -> List[Tuple[StackRecord, Tuple[str, ...], FrozenSet[str]]]:
-    return [(record, names, frozenset(names)) for record, names in busy]
+    sets: Dict[int, FrozenSet[str]] = {}
+    out = []
+    for record, names in busy:
+        present = sets.get(id(names))
+        if present is None:
+            present = sets[id(names)] = frozenset(names)
+        out.append((record, names, present))
+    return out
+
+
+_UNMATCHED = object()
 
 
 def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
+    """Walks the busy records in profile order (so ties keep their order), but matches each
+    distinct stack once: records sharing a stack share its names tuple, the cache key."""
     compiled = _Compiled(playbook)
     busy = busy if busy is not None else _with_sets(busy_records(profile))
     result = Match(playbook, flat=not profile.ancestry)
+    hits: Dict[int, object] = {}
     for record, names, present in busy:
         result.busy += record.weight
         if not _context_ok(compiled, record):
             continue
-        hit = _match_record(compiled, names, profile.ancestry, present)
+        hit = hits.get(id(names), _UNMATCHED)
+        if hit is _UNMATCHED:
+            hit = hits[id(names)] = _match_record(compiled, names, profile.ancestry, present)
         if hit is None:
             continue
         found, strong = hit

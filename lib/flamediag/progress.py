@@ -88,3 +88,16 @@ def _is_terminal(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class Counted:
+    """A stream whose reads are counted into a Progress (for pipes, which have no position)."""
+
+    def __init__(self, stream, progress: Progress):
+        self.stream, self.progress, self.count = stream, progress, 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.count += len(data)
+        self.progress.update(self.count)
+        return data

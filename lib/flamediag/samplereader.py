@@ -341,7 +341,10 @@ def _is_time(word: bytes) -> bool:
 
 def _stack_line(line: bytes) -> Optional[RawFrame]:
     """A stack line's (pc, function, module), or None when the line is anything else."""
-    if not line or line[0] == 35 or len(line) > MAX_LINE or parse_header(line) is not None:
+    if not line or line[0] == 35 or len(line) > MAX_LINE:
+        return None
+    # An indented line is an event line only with a `TIME:` token, so without a colon it is not one.
+    if (line[0] not in (9, 32) or b":" in line) and parse_header(line) is not None:
         return None
     return split_frame_line(line)
 
@@ -401,12 +404,12 @@ def _read_parallel(path: str, size: int, options: ReadOptions, consumer: Consume
     bounds = _split_points(path, size, jobs)
     ranges = list(zip(bounds, bounds[1:]))
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    done = context.Value("q", 0, lock=False) if progress is not None else None
+    done = context.Value("q", 0) if progress is not None and progress.enabled else None
     with context.Pool(len(ranges), initializer=_set_counter, initargs=(done,)) as pool:
         pending = pool.starmap_async(_read_range, [(path, start, end, options, consumer) for start, end in ranges])
         while not pending.ready():
             pending.wait(0.25)
-            if progress is not None:
+            if done is not None:
                 progress.update(done.value)
         parts = pending.get()
     total = parts[0]
@@ -469,7 +472,8 @@ class _RangeReader:
         data = self.stream.read(size)
         self.remaining -= len(data)
         if _COUNTER is not None:
-            _COUNTER.value += len(data)
+            with _COUNTER.get_lock():
+                _COUNTER.value += len(data)
         return data
 
 

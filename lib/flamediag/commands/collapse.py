@@ -10,6 +10,7 @@ from typing import Optional
 from .. import exitcodes
 from ..cli import UserError, make_parser, run, warn
 from ..collapse import CollapseOptions, CollapseResult, collapse_file, collapse_stream, write_folded
+from ..progress import Counted, Progress
 
 DESCRIPTION = """\
 Fold `perf script` output (plain or gzip, detected by content) into one line per distinct
@@ -59,15 +60,22 @@ def options_from(args) -> CollapseOptions:
 
 def collapse_input(path: str, options: CollapseOptions, jobs: int) -> CollapseResult:
     if path == "-":
-        return collapse_stream(sys.stdin.buffer, options)
+        progress = Progress(None, "reading stdin")
+        try:
+            return collapse_stream(Counted(sys.stdin.buffer, progress), options)
+        finally:
+            progress.done()
     if os.path.isdir(path):
         raise UserError(f"{path} is a directory: give the perf script file (e.g. perf/perf.script.gz in a bundle)")
+    progress = Progress.for_input(path, f"reading {os.path.basename(path)}")
     try:
-        return collapse_file(path, options, jobs or None)
+        return collapse_file(path, options, jobs or None, progress)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file: give a perf script file or - for stdin")
     except PermissionError:
         raise UserError(f"{path}: permission denied: check the file mode", exitcodes.NOPERM)
+    finally:
+        progress.done()
 
 
 def report_problems(result: CollapseResult) -> None:
