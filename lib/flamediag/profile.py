@@ -28,7 +28,8 @@ the capture, so a timeline or a spike search needs no second pass over the input
 - `profile.per_second(records=None)`: total weight per second index, a list of that length;
 - `profile.between(start, end)`: a new Profile of the seconds start <= index < end (indexes
   as above; fractions are floored), each record's weight restricted to them; records outside
-  are left out. Everything else (format, ancestry, events, data quality) is carried over.
+  are left out. Everything else (format, ancestry, events, data quality) is carried over; its
+  `time_span` is the window clipped to the whole profile's span.
 
     spike = profile.between(30, 31)         # the samples of second 30 only
 
