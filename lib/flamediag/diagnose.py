@@ -99,10 +99,13 @@ def hotspots(profile: Profile, limit: int = TOP_HOTSPOTS) -> List[dict]:
     total_weight: Counter = Counter()
     example: Dict[str, tuple] = {}
     best: Dict[str, float] = defaultdict(float)
+    kernel_names: Dict[tuple, set] = {}        # once per distinct stack, not per record
     for record, names in busy:
-        for frame, name in set(zip(record.frames, names)):
-            if frame.kind == "kernel":
-                total_weight[name] += record.weight
+        inside = kernel_names.get(record.frames)
+        if inside is None:
+            inside = kernel_names[record.frames] = {n for f, n in zip(record.frames, names) if f.kind == "kernel"}
+        for name in inside:
+            total_weight[name] += record.weight
         if record.frames and record.frames[-1].kind == "kernel":
             leaf = names[-1]
             self_weight[leaf] += record.weight

@@ -188,35 +188,46 @@ def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
     return busy
 
 
-def _with_sets(busy) -> List[Tuple[StackRecord, Tuple[str, ...], FrozenSet[str]]]:
-    sets: Dict[int, FrozenSet[str]] = {}
-    out = []
-    for record, names in busy:
-        present = sets.get(id(names))
-        if present is None:
-            present = sets[id(names)] = frozenset(names)
-        out.append((record, names, present))
-    return out
+class _Busy(list):
+    """(record, names, present) per busy record, in profile order, plus what every playbook reuses:
+    the distinct stacks (id of the shared names tuple -> (names, present)) and the busy weight."""
+
+    def __init__(self, busy):
+        sets: Dict[int, Tuple[Tuple[str, ...], FrozenSet[str]]] = {}
+        rows = []
+        total = 0.0
+        for record, names in busy:
+            stack = sets.get(id(names))
+            if stack is None:
+                stack = sets[id(names)] = (names, frozenset(names))
+            rows.append((record, names, stack[1]))
+            total += record.weight
+        super().__init__(rows)
+        self.stacks = sets
+        self.total = total
 
 
-_UNMATCHED = object()
+def _with_sets(busy) -> _Busy:
+    return busy if isinstance(busy, _Busy) else _Busy(busy)
 
 
 def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
-    """Walks the busy records in profile order (so ties keep their order), but matches each
-    distinct stack once: records sharing a stack share its names tuple, the cache key."""
+    """Matches each distinct stack once, then walks the busy records in profile order (so ties
+    keep their order) adding the weight of those whose stack matched and whose context fits."""
     compiled = _Compiled(playbook)
-    busy = busy if busy is not None else _with_sets(busy_records(profile))
+    busy = _with_sets(busy if busy is not None else busy_records(profile))
     result = Match(playbook, flat=not profile.ancestry)
-    hits: Dict[int, object] = {}
-    for record, names, present in busy:
-        result.busy += record.weight
-        if not _context_ok(compiled, record):
-            continue
-        hit = hits.get(id(names), _UNMATCHED)
-        if hit is _UNMATCHED:
-            hit = hits[id(names)] = _match_record(compiled, names, profile.ancestry, present)
-        if hit is None:
+    result.busy = busy.total
+    hits = {}
+    for key, (names, present) in busy.stacks.items():
+        hit = _match_record(compiled, names, profile.ancestry, present)
+        if hit is not None:
+            hits[key] = hit
+    if not hits:
+        return result
+    for record, names, _ in busy:
+        hit = hits.get(id(names))
+        if hit is None or not _context_ok(compiled, record):
             continue
         found, strong = hit
         result.matched += record.weight

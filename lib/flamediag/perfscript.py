@@ -462,23 +462,35 @@ def _decode(name: bytes) -> str:
 
 class _FrameCache:
     """Raw stack line -> (Frames, kind, kernel?, unresolved?, contexts entered): decoded, tidied
-    and classified once per distinct line."""
+    and classified once per distinct line, and once per function for lines that differ only in
+    address and `+0x..` offset (the default `perf script` layout prints both on every line)."""
 
     def __init__(self):
         self.lines: Tuple[Dict[tuple, tuple], Dict[tuple, tuple]] = ({}, {})
+        self.functions: Tuple[Dict[tuple, tuple], Dict[tuple, tuple]] = ({}, {})
 
     def get(self, raw: Tuple[bytes, bytes, bytes], java: bool) -> tuple:
         found = self.lines[java].get(raw)
         if found is None:
             pc, rawfunc, module = raw
-            kind = frame_kind(pc, module)
-            frames = tuple(Frame(_decode(n), kind) for n in function_names(pc, rawfunc, module, java=java,
-                                                                              addrs=False))
-            kernel = is_kernel_module(module) or (module == b"[unknown]" and bool(_KERNEL_ADDR.fullmatch(pc)))
-            unresolved = kernel and (rawfunc == b"[unknown]" or rawfunc.startswith(b"0x"))
-            entered = tuple(_entered(f.name) for f in frames) if kind in ("kernel", "unknown") else ()
-            found = self.lines[java][raw] = (frames, kind, kernel, unresolved, entered)
+            # The name never depends on the offset, nor the kind on the address unless the module is unknown.
+            plus = rawfunc.rfind(b"+0x")
+            function = rawfunc[:plus] if plus > 0 and _OFFSET.match(rawfunc, plus) else rawfunc
+            key = (function, module, pc if module == b"[unknown]" else b"", rawfunc == function)
+            found = self.functions[java].get(key)
+            if found is None:
+                found = self.functions[java][key] = _classify(pc, rawfunc, module, java)
+            self.lines[java][raw] = found
         return found
+
+
+def _classify(pc: bytes, rawfunc: bytes, module: bytes, java: bool) -> tuple:
+    kind = frame_kind(pc, module)
+    frames = tuple(Frame(_decode(n), kind) for n in function_names(pc, rawfunc, module, java=java, addrs=False))
+    kernel = kind == "kernel"
+    unresolved = kernel and (rawfunc == b"[unknown]" or rawfunc.startswith(b"0x"))
+    entered = tuple(_entered(f.name) for f in frames) if kind in ("kernel", "unknown") else ()
+    return frames, kind, kernel, unresolved, entered
 
 
 class _Stacks:
@@ -488,13 +500,16 @@ class _Stacks:
         self.stacks = stacks
         self.cache = _FrameCache()
         self.built: Dict[Tuple[int, bool], tuple] = {}
+        self.interned: Dict[tuple, tuple] = {}
 
     def get(self, stack_id: int, java: bool) -> tuple:
         """(frames, context, kernel frames, unresolved kernel frames)."""
         key = (stack_id, java)
         found = self.built.get(key)
         if found is None:
-            found = self.built[key] = self._build(self.stacks[stack_id], java)
+            found = self._build(self.stacks[stack_id], java)
+            frames = self.interned.setdefault(found[0], found[0])     # equal frames: one object
+            found = self.built[key] = (frames,) + found[1:]
         return found
 
     def _build(self, raw_frames, java: bool) -> tuple:
@@ -562,29 +577,30 @@ def _read_options(event_filter: Optional[str], weight_by_period: bool):
 
 
 def profile_of(samples, max_warnings: int = 5) -> Profile:
-    """Aggregated samples (samplereader.Samples) -> Profile, in order of first appearance."""
+    """Aggregated samples (samplereader.Samples) -> Profile, records in order of first appearance.
+    Samples of one record (same frames, comm, cpu, context, idle pid) are summed here with small
+    keys, so Profile.add runs once per record, not once per (event line group, raw stack)."""
     profile = Profile(source_format="perf-script")
     timed = samples.origin is not None
-    records: Dict[Tuple[int, int], list] = {}
+    stacks = _Stacks(samples.stacks)
+    groups = _GroupNames(samples.groups)
+    span = len(samples.stacks) or 1
+    by_stack: Dict[int, list] = {}                   # group * span + stack -> its record
+    records: Dict[tuple, list] = {}                  # record key -> [weight, seconds, frames, context, pid, ...]
+    kernel_frames = unresolved = 0
     for (group, stack, second), weight in samples.counts.items():
-        record = records.get((group, stack))
+        record = by_stack.get(group * span + stack)
         if record is None:
-            record = records[(group, stack)] = [0, {}]
+            record = by_stack[group * span + stack] = _record(records, groups.get(group), stacks, stack)
         record[0] += weight
         if timed:
-            record[1][second] = record[1].get(second, 0) + weight
-    stacks = _Stacks(samples.stacks)
-    comms: Dict[bytes, str] = {}
-    kernel_frames = unresolved = 0
-    for (group, stack), (weight, seconds) in records.items():
-        comm, cpu, pid = samples.groups[group]
-        frames, context, kernel, unknown = stacks.get(stack, comm.startswith(b"java"))
+            per_second = record[1]
+            per_second[second] = per_second.get(second, 0) + weight
+    del by_stack
+    for (_, comm, cpu, _, _), (weight, seconds, frames, context, pid, kernel, unknown) in records.items():
         kernel_frames += kernel * weight
         unresolved += unknown * weight
-        name = comms.get(comm)
-        if name is None:
-            name = comms[comm] = _decode(comm).replace(" ", "_")
-        profile.add(frames, weight, comm=name, cpu=cpu, context=context, pid=pid, seconds=seconds)
+        profile.add(frames, weight, comm=comm, cpu=cpu, context=context, pid=pid, seconds=seconds)
     for event, count in samples.events.items():
         profile.events[_decode(event) if event else "unknown"] += count
     profile.skipped_lines = samples.problems.total()
@@ -594,6 +610,36 @@ def profile_of(samples, max_warnings: int = 5) -> Profile:
     samples.problems.keep = max_warnings
     _add_quality(profile, samples, kernel_frames, unresolved)
     return profile
+
+
+def _record(records: Dict[tuple, list], group: tuple, stacks: "_Stacks", stack: int) -> list:
+    """The record a (group, stack) pair adds to: Profile.add's key, with frames by identity."""
+    comm, cpu, pid, java = group
+    frames, context, kernel, unknown = stacks.get(stack, java)
+    key = (id(frames), comm, cpu, context, pid if pid == 0 else None)
+    record = records.get(key)
+    if record is None:
+        record = records[key] = [0, {}, frames, context, pid, kernel, unknown]
+    return record
+
+
+class _GroupNames:
+    """Event line group (comm bytes, cpu, pid) -> (comm text, cpu, pid, Java?), once per group."""
+
+    def __init__(self, groups):
+        self.groups = groups
+        self.names: Dict[bytes, str] = {}
+        self.done: Dict[int, tuple] = {}
+
+    def get(self, group_id: int) -> tuple:
+        found = self.done.get(group_id)
+        if found is None:
+            comm, cpu, pid = self.groups[group_id]
+            name = self.names.get(comm)
+            if name is None:
+                name = self.names[comm] = _decode(comm).replace(" ", "_")
+            found = self.done[group_id] = (name, cpu, pid, comm.startswith(b"java"))
+        return found
 
 
 def _add_quality(profile: Profile, samples, kernel_frames: int, unresolved: int) -> None:
@@ -631,7 +677,7 @@ def mark_contexts_in_frames(frames: List[Frame]) -> List[Frame]:
         out.append(frame)
         if frame.kind not in ("kernel", "unknown"):
             continue
-        entered = context_for_frame(frame.name)
+        entered = _entered(frame.name)
         if entered and entered != current:
             out.append(Frame(CONTEXT_MARKERS[entered], "context"))
             current = entered

@@ -130,9 +130,9 @@ class Profile:
         key = (frames, comm, cpu, ctx, pid if pid == 0 else None)
         rec = self.records.get(key)
         if rec is None:
-            rec = self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid)
-        else:
-            rec.weight += weight
+            self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid, dict(seconds or {}))
+            return
+        rec.weight += weight
         if seconds:
             per_second = rec.seconds
             for second, part in seconds.items():

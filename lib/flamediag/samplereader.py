@@ -144,9 +144,13 @@ class _Reader:
         counted = 0                          # blocks[:counted] are included in `line`
         line = first_line
         for index, block in enumerate(blocks):
-            newline = block.find(b"\n")
+            body = block
+            newline = body.find(b"\n")
+            if newline == 0:                 # more than one blank line before this sample
+                body = body.lstrip(b"\n")
+                newline = body.find(b"\n")
             if newline > 0:
-                words = block[:newline].rsplit(None, 3)
+                words = body[:newline].rsplit(None, 3)
                 entry = time_word = None
                 if len(words) == 4:
                     entry = with_period.get((words[0], words[2], words[3]))
@@ -168,7 +172,7 @@ class _Reader:
                         out.events[event] = out.events.get(event, 0) + 1
                         continue
                 if entry is not None:
-                    tail = block[newline + 1:]
+                    tail = body[newline + 1:]
                     stack = stack_ids.get(tail)
                     if stack is None:
                         stack = self._new_stack(tail)
