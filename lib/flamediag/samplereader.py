@@ -159,6 +159,8 @@ class _Reader:
                     else:
                         entry = without_period.get((words[0], words[1], words[3]))
                         time_word = words[2]
+                        if entry is None:
+                            entry, time_word = self._new_entry(body[:newline], words)
                 if entry is not None:
                     group, weight, keep, event = entry
                     if with_time:
@@ -247,20 +249,29 @@ class _Reader:
         weight = header.period if self.options.weight_by_period else 1
         return group_id, weight, keep, header.event
 
-    def _remember(self, line: bytes, header: Header, entry: tuple) -> None:
-        """Cache an event line's entry under its words minus the time (see feed_batch)."""
-        if header.inline_frame is not None or header.sideband or header.event is None:
-            return
-        words = line.rsplit(None, 3)
+    def _new_entry(self, line: bytes, words: List[bytes]) -> tuple:
+        """(entry, time word) of an event line met for the first time, when it has the usual shape
+        (no frame on it, not a side-band record); else (None, None)."""
+        header = parse_header(line)
+        if header is None or header.inline_frame is not None or header.sideband or header.event is None:
+            return None, None
+        entry = self._entry(header)
+        time_at = self._remember(words, entry)
+        return (entry, words[time_at]) if time_at else (None, None)
+
+    def _remember(self, words: List[bytes], entry: tuple) -> Optional[int]:
+        """Cache an event line's entry under its words minus the time (see feed_batch); the index
+        of the time word, or None when the line has neither usual layout."""
         if len(words) == 4 and _is_time(words[1]) and words[2].isdigit():
-            cache, key = self.with_period, (words[0], words[2], words[3])
+            cache, key, time_at = self.with_period, (words[0], words[2], words[3]), 1
         elif len(words) == 4 and _is_time(words[2]):
-            cache, key = self.without_period, (words[0], words[1], words[3])
+            cache, key, time_at = self.without_period, (words[0], words[1], words[3]), 2
         else:
-            return
+            return None
         if len(cache) >= HEADER_CACHE_MAX:
             cache.clear()
         cache[key] = entry
+        return time_at
 
     # -- the careful path (stackcollapse-perf.pl's main loop) ---------------------------------
     def feed(self, first_line: int, block: bytes) -> None:
@@ -296,7 +307,8 @@ class _Reader:
                 self.out.sideband += 1
                 continue
             entry = self._entry(header)
-            self._remember(line, header, entry)
+            if header.inline_frame is None and header.event is not None:
+                self._remember(line.rsplit(None, 3), entry)
             filtered = not entry[2]
             if filtered:
                 self.out.events[entry[3]] = self.out.events.get(entry[3], 0) + 1
@@ -317,9 +329,12 @@ class _Reader:
         self._flush(sample)
 
     def _cached_frame(self, line: bytes) -> Optional[RawFrame]:
+        """A line that is not an event line, as a stack line (None if it is none)."""
         frame = self.line_cache.get(line, _UNSEEN)
         if frame is _UNSEEN:
             frame = split_frame_line(line)
+            if frame is not None and len(self.line_cache) < LINE_CACHE_MAX:
+                self.line_cache[line] = frame
         return frame
 
     def _flush(self, sample: list) -> None:
