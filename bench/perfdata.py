@@ -126,13 +126,21 @@ def synthetic_96cpu(source: Path, cpus: int = 96, seconds: int = 60, hz: int = 9
 
 
 def measure(argv, stdout_path) -> tuple:
-    """(wall seconds, CPU seconds of the tree, peak RSS MiB of its largest process); exits on failure."""
+    """(wall seconds, CPU seconds of the tree, peak RSS MiB of its largest process); exits on failure.
+    The RSS comes from /usr/bin/time when installed: a child forked from this (larger) Python
+    process would otherwise report this process's RSS as its own peak."""
+    rss_file = Path(str(stdout_path) + ".rss")
+    timer = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file)] if os.access("/usr/bin/time", os.X_OK) else []
     with open(stdout_path, "wb") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(timer + list(argv), stdout=out, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status
     if code != 0:
         sys.exit(f"bench: {' '.join(map(str, argv))} failed with status {code}")
-    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    peak = usage.ru_maxrss / 1024
+    if timer:
+        peak = int(rss_file.read_text().split()[-1]) / 1024
+        rss_file.unlink()
+    return seconds, usage.ru_utime + usage.ru_stime, peak

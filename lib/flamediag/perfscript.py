@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
 
 from .kernelnames import context_for_frame
-from .profile import Frame, Profile
+from .profile import Frame, Profile, StackRecord
 
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22
@@ -577,7 +577,8 @@ def _read_options(event_filter: Optional[str], weight_by_period: bool):
 
 
 def profile_of(samples, max_warnings: int = 5) -> Profile:
-    """Aggregated samples (samplereader.Samples) -> Profile, records in order of first appearance.
+    """Aggregated samples (samplereader.Samples, whose counts it consumes) -> Profile, records in
+    order of first appearance.
     Samples of one record (same frames, comm, cpu, context, idle pid) are summed here with small
     keys, so Profile.add runs once per record, not once per (event line group, raw stack)."""
     profile = Profile(source_format="perf-script")
@@ -597,10 +598,11 @@ def profile_of(samples, max_warnings: int = 5) -> Profile:
             per_second = record[1]
             per_second[second] = per_second.get(second, 0) + weight
     del by_stack
+    samples.counts = {}                              # consumed: memory for the records instead
     for (_, comm, cpu, _, _), (weight, seconds, frames, context, pid, kernel, unknown) in records.items():
         kernel_frames += kernel * weight
         unresolved += unknown * weight
-        profile.add(frames, weight, comm=comm, cpu=cpu, context=context, pid=pid, seconds=seconds)
+        profile.adopt(StackRecord(frames, weight, comm, cpu, context, pid, seconds))
     for event, count in samples.events.items():
         profile.events[_decode(event) if event else "unknown"] += count
     profile.skipped_lines = samples.problems.total()

@@ -132,6 +132,19 @@ class Profile:
         if rec is None:
             self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid, dict(seconds or {}))
             return
+        self._merge(rec, weight, seconds)
+
+    def adopt(self, record: StackRecord) -> None:
+        """Add a record built by a reader (its `seconds` dict is taken over, not copied)."""
+        key = (record.frames, record.comm, record.cpu, record.context, record.pid if record.pid == 0 else None)
+        rec = self.records.get(key)
+        if rec is None:
+            self.records[key] = record
+        else:
+            self._merge(rec, record.weight, record.seconds)
+
+    @staticmethod
+    def _merge(rec: StackRecord, weight: float, seconds: Optional[Dict[int, float]]) -> None:
         rec.weight += weight
         if seconds:
             per_second = rec.seconds

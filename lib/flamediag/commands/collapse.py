@@ -13,15 +13,18 @@ from ..collapse import CollapseOptions, CollapseResult, collapse_file, collapse_
 from ..progress import Counted, Progress
 
 DESCRIPTION = """\
-Fold `perf script` output (plain or gzip, detected by content) into one line per distinct
-stack, `comm;root;...;leaf count`, sorted: byte for byte what stackcollapse-perf.pl prints,
-plus what it gets wrong on modern perf (single-line stacks, versioned vmlinux paths, jitdump).
-Counts are the event period when perf printed one (as the Perl script does), else samples.
-Only the first event type is kept unless --event-filter names one."""
+Fold `perf script` output (plain `perf script` or any -F field set; plain text or gzip,
+detected by content) into one line per distinct stack, `comm;root;...;leaf count`, sorted:
+byte for byte what stackcollapse-perf.pl prints, plus what it gets wrong on modern perf
+(single-line stacks, versioned vmlinux paths, jitdump, PERF_RECORD_* lines). Counts are the
+event period when perf printed one (as the Perl script does), else samples. Only the first
+event type is kept unless --event-filter names one. A last sample with no closing blank line
+is kept (Perl drops it: --perl-compat). Progress goes to stderr for large files on a terminal."""
 
 EXAMPLES = """
-    perf script -F comm,pid,tid,cpu,time,period,event,ip,sym,dso > out.perf
+    perf script > out.perf                               # or -F comm,pid,tid,cpu,time,period,event,ip,sym,dso
     flamediag collapse out.perf > out.folded             # as stackcollapse-perf.pl
+    flamediag collapse --perl-compat --all out.perf      # byte for byte, even for a file cut short
     flamediag collapse --all --context out.perf          # _[k]/_[j] suffixes, [softirq] markers
     flamediag collapse --event-filter page-faults perf.script.gz
     perf script | flamediag collapse - | flamediag flamegraph - > cpu.svg
