@@ -1,12 +1,15 @@
-"""Parse `perf script` text into a Profile (and the line-level pieces `collapse` shares).
+"""Parse `perf script` text: the line grammar, the chunker, and the Profile the diagnoser reads.
 
 The line grammar follows stackcollapse-perf.pl so names match what every flame-graph tool
 prints; where the Perl script is wrong for modern perf (single-line stacks, versioned
-vmlinux paths, jitdump .so files) this parser is right instead. Everything works on bytes:
-perf output is not guaranteed UTF-8, and bytes are faster.
+vmlinux paths, jitdump .so files, PERF_RECORD_* side-band lines) this parser is right
+instead. Every line is read in time linear in its length. Everything works on bytes: perf
+output is not guaranteed UTF-8, and bytes are faster. Samples are read by samplereader (the
+one reader `collapse` shares); `profile_of` turns what it aggregated into a Profile.
 
     with open("perf.script.gz", "rb") as f:
         profile = read_profile(f)
+    profile = read_profile_file("perf.script")     # large plain files: one process per core
 
 Malformed input never raises: bad lines are counted, and the first few line numbers end
 up in `profile.data_quality` (one sentence).
@@ -387,18 +390,6 @@ class Batches:
         if carry.strip(WHITESPACE):
             yield -self.next_line, [carry]
             self.next_line += carry.count(b"\n") + 1
-
-
-def iter_blocks(stream: BinaryIO, chunk_size: int = CHUNK) -> Iterator[Tuple[int, bytes]]:
-    """(first line number, block) for each blank-line separated block: Batches, one block at a
-    time (same bound on input without blank lines; a cut-off last block has a negative number)."""
-    for first_line, blocks in Batches(stream, chunk_size):
-        if first_line < 0:
-            yield first_line, blocks[0]
-            continue
-        for block in blocks:
-            yield first_line, block
-            first_line += block.count(b"\n") + 2
 
 
 class Problems:
