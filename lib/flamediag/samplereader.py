@@ -419,7 +419,13 @@ def _read_parallel(path: str, size: int, options: ReadOptions, consumer: Consume
                    progress=None) -> Samples:
     import multiprocessing
 
-    options = _with_first_sample(path, options)
+    pinned = _with_first_sample(path, options)
+    if pinned is None:                     # no sample in the first MiB: one process decides alone
+        with open(path, "rb") as stream:
+            if progress is not None:
+                progress.watch(stream)
+            return read_samples(stream, options, consumer, progress)
+    options = pinned
     bounds = _split_points(path, size, jobs)
     ranges = list(zip(bounds, bounds[1:]))
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
@@ -440,8 +446,9 @@ def _read_parallel(path: str, size: int, options: ReadOptions, consumer: Consume
     return total
 
 
-def _with_first_sample(path: str, options: ReadOptions) -> ReadOptions:
-    """The event and time of the first sample, so every piece filters and counts seconds alike."""
+def _with_first_sample(path: str, options: ReadOptions) -> Optional[ReadOptions]:
+    """The event and time of the first sample, so every piece filters and counts seconds alike;
+    None when the first MiB holds no sample with both (the pieces could not agree)."""
     if options.event_filter is not None and (options.origin is not None or not options.with_time):
         return options
     with open(path, "rb") as stream:
@@ -449,10 +456,13 @@ def _with_first_sample(path: str, options: ReadOptions) -> ReadOptions:
     for line in head.split(b"\n"):
         if line and line[0] not in WHITESPACE and line[0] != 35:
             header = parse_header(line)
-            if header is not None and not header.sideband and header.event is not None:
-                return replace(options, event_filter=options.event_filter or header.event,
-                               origin=options.origin if options.origin is not None else header.time)
-    return options
+            if header is None or header.sideband or (options.event_filter not in (None, header.event)):
+                continue
+            if header.event is None or (options.with_time and options.origin is None and header.time is None):
+                return None
+            return replace(options, event_filter=options.event_filter or header.event,
+                           origin=options.origin if options.origin is not None else header.time)
+    return None
 
 
 def _split_points(path: str, size: int, pieces: int) -> List[int]:
