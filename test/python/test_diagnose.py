@@ -217,7 +217,7 @@ def test_canary_playbooks_end_to_end(tmp_path, how):
     doc = validate(read_findings(out))
     always = next(f for f in doc["findings"] if f["id"] == "always-fires")
     assert always["share"] == 1.0 and always["confidence"] == "medium"
-    assert {"id": "never-fires", "reason": "no busy sample carries the signature"} in doc["ruled_out"]
+    assert {"id": "never-fires", "code": "no_match", "reason": "no busy sample carries the signature"} in doc["ruled_out"]
     report = (out / "report.md").read_text()
     assert "always-fires" in report and "never-fires" in report
 
