@@ -202,7 +202,9 @@ def headline(diagnosis: Diagnosis) -> Prose:
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
-        return headlines.with_finding(top.to_json(), top.playbook.mitigation_summary)
+        chosen = diagnosis.chosen_advice(top)["Mitigate"]
+        fixes = [b.fix for b in chosen.shown if b.fix] if chosen.mode in ("one", "otherwise") else []
+        return headlines.with_finding(top.to_json(), fixes[0] if fixes else top.playbook.mitigation_summary)
     if diagnosis.restricted:
         return headlines.RESTRICTED
     sentence = headlines.without_finding(diagnosis.cpu, headlines.user_share(diagnosis.samples),

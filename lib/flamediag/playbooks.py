@@ -79,6 +79,7 @@ class Branch:
     condition: Optional[dict]      # {"fact", "op", "value"}; None for Otherwise
     heading: str                   # as written, without the `###`
     text: str
+    fix: str = ""                  # a leading "Fix: ..." paragraph: the headline's fix when chosen
 
 
 @dataclass
@@ -229,6 +230,8 @@ def split_advice(text: str, where: str) -> Advice:
         branches.append(Branch(condition, line.lstrip("#").strip(), []))
     for branch in branches:
         branch.text = "\n".join(branch.text).strip()
+        fix = re.match(r"Fix:\s*(.+?)(?:\n\s*\n|\Z)", branch.text, re.S)
+        branch.fix = " ".join(fix.group(1).split()).rstrip(".") if fix else ""
     return Advice("\n".join(common).strip(), branches)
 
 
