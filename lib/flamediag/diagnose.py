@@ -343,11 +343,15 @@ def render_text(diagnosis: Diagnosis) -> str:
 
 
 def render_flamegraph(diagnosis: Diagnosis) -> str:
+    """Busy stacks by default (percentages as in the report); idle ones behind 'Show idle'."""
     from . import flamegraph
 
-    highlights = [flamegraph.Highlight(f.playbook.id, frozenset(f.match.frames), f.playbook.color)
+    highlights = [flamegraph.Highlight(f.playbook.id, frozenset(f.match.frames), f.playbook.color,
+                                       faded=f.confidence == "low")
                   for f in diagnosis.findings if f.match.frames]
-    return flamegraph.render_svg(flamegraph.folded_lines(diagnosis.input.profile),
+    profile = diagnosis.input.profile
+    return flamegraph.render_svg(flamegraph.folded_lines(profile, idle=False),
+                                 idle_stacks=flamegraph.folded_lines(profile, idle=True),
                                  title=f"flamediag: {diagnosis.input.name}", subtitle=str(diagnosis.headline),
                                  highlights=highlights)
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .. import exitcodes
-from ..cli import UserError, make_parser, safe_for_terminal
+from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
@@ -65,7 +65,7 @@ def main(argv) -> int:
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":
-        sys.stdout.write(json.dumps(diagnosis.findings_json(), indent=2) + "\n")
+        sys.stdout.write(json_for_terminal(json.dumps(diagnosis.findings_json(), indent=2)) + "\n")
     elif args.format in ("markdown", "text"):
         report = paths["report.md" if args.format == "markdown" else "report.txt"]
         sys.stdout.write(safe_for_terminal(report.read_text(encoding="utf-8")))
