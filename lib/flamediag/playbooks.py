@@ -227,7 +227,7 @@ def split_advice(text: str, where: str) -> Advice:
             condition = None
         else:
             condition = parse_condition(heading.group(2), where)
-        branches.append(Branch(condition, line.lstrip("#").strip(), []))
+        branches.append(Branch(condition, line.lstrip("#").strip().replace("`", ""), []))
     for branch in branches:
         branch.text = "\n".join(branch.text).strip()
         fix = re.match(r"Fix:\s*(.+?)(?:\n\s*\n|\Z)", branch.text, re.S)
