@@ -6,6 +6,7 @@ See doc/diagnose.md.
 """
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -56,12 +57,14 @@ def main(argv) -> int:
         raise UserError(f"{err}", exitcodes.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books)
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", exitcodes.NOPERM)
     try:
         paths = write_outputs(diagnosis, out_dir)
-    except PermissionError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.NOPERM)
     except OSError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.PARTIAL)
+        where = err.filename or out_dir
+        code = exitcodes.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else exitcodes.NOPERM
+        raise UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":
