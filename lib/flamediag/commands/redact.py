@@ -77,8 +77,6 @@ def _check_output(source: Path, out) -> None:
         raise UserError(f"{out}: is a directory: give a file name such as {out}/ticket.tar.gz", exitcodes.USAGE)
     if not out.parent.is_dir():
         raise UserError(f"{out.parent}: no such directory: create it or choose another -o", exitcodes.USAGE)
-    if out.exists() or out.is_symlink():
-        raise UserError(f"{out}: already exists: remove it or choose another -o", exitcodes.NOPERM)
     if not os.access(out.parent, os.W_OK):
         raise UserError(f"{out.parent}: not writable: choose another -o", exitcodes.NOPERM)
 
