@@ -17,8 +17,9 @@ from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
 playbooks, corroborate with the bundle's metrics, and write report.md, report.txt (plain text for
-tickets without markdown), flamegraph.svg and findings.json. INPUT is detected by content: a bundle (.tar.gz or extracted directory),
-`perf script` text (plain or .gz), folded stacks, or text pasted from a ticket.
+tickets without markdown), flamegraph.svg and findings.json (doc/findings-json.md). INPUT is
+detected by content: a bundle (.tar.gz or extracted directory), `perf script` text (plain or .gz),
+folded stacks, or text pasted from a ticket.
 Exit 0 whether or not a problem is found; 65 when the input is unusable."""
 
 EXAMPLES = """\
