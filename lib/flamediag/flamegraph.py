@@ -189,14 +189,14 @@ def _suffix(name: str) -> str:
     return name[-4:] if name[-4:] in KIND_SUFFIXES else ""
 
 
-def depth_cap(merged: Dict[str, List[str]], weights: Dict[str, float]) -> int:
+def _depth_cap(depths: Dict[str, int], weights: Dict[str, float]) -> int:
     """The depth 99 % of the samples reach (at least MIN_CAP): deeper towers are thin."""
     total = sum(weights.values())
     if not total:
         return MIN_CAP
     by_depth: Dict[int, float] = {}
-    for key, names in merged.items():
-        by_depth[len(names)] = by_depth.get(len(names), 0.0) + weights[key]
+    for stack, depth in depths.items():
+        by_depth[depth] = by_depth.get(depth, 0.0) + weights[stack]
     seen = 0.0
     for depth in sorted(by_depth):
         seen += by_depth[depth]
@@ -213,63 +213,61 @@ def cut_tower(names: List[str], cap: int) -> List[str]:
     return names[:head] + [ELIDED] + names[-KEEP_LEAF_FRAMES:]
 
 
+_UNKNOWN_RUN = re.compile(r"(?:^|;)(?:\[unknown\]|0x0*|0+)(?:_\[[kjiw]\])?;(?:\[unknown\]|0x0*|0+)(?:_\[[kjiw]\])?(?:;|$)")
+
+
 def prepare(stacks: Dict[str, float], options: Options) -> Dict[str, float]:
-    """Reverse, merge unknown runs and cut thin towers; equal results are summed."""
-    split = {stack: stack.split(";") for stack in stacks}
+    """Reverse, merge unknown runs and cut thin towers; equal results are summed. Stacks that
+    need none of it are passed through as they are (no split: 100 000 stacks stay cheap)."""
     if options.reverse:
-        split = {stack: names[::-1] for stack, names in split.items()}
+        stacks = merge_stacks((";".join(stack.split(";")[::-1]), count) for stack, count in stacks.items())
     if options.merge_unknown:
-        split = {stack: merge_unknown_runs(names) for stack, names in split.items()}
-    if options.cap_towers:
-        cap = depth_cap(split, stacks)
-        total = sum(stacks.values())
-        deep = sum(stacks[s] for s, names in split.items() if len(names) > cap)
-        if deep < THIN_TOWER * total:
-            split = {stack: cut_tower(names, cap) for stack, names in split.items()}
-    out: Dict[str, float] = {}
-    for stack, names in split.items():
-        key = ";".join(names)
-        out[key] = out.get(key, 0) + stacks[stack]
-    return out
+        merged = {stack: ";".join(merge_unknown_runs(stack.split(";"))) for stack in stacks
+                  if ("[unknown]" in stack or ";0" in stack) and _UNKNOWN_RUN.search(stack)}
+        if merged:
+            stacks = merge_stacks((merged.get(stack, stack), count) for stack, count in stacks.items())
+    if options.cap_towers and stacks:
+        depths = {stack: stack.count(";") + 1 for stack in stacks}
+        cap = _depth_cap(depths, stacks)
+        deep = [stack for stack, depth in depths.items() if depth > cap]
+        if deep and sum(stacks[s] for s in deep) < THIN_TOWER * sum(stacks.values()):
+            cut = {stack: ";".join(cut_tower(stack.split(";"), cap)) for stack in deep}
+            stacks = merge_stacks((cut.get(stack, stack), count) for stack, count in stacks.items())
+    return stacks
 
 
 # --- layout ---------------------------------------------------------------------------------------
 
-def flow(merged: Dict[str, float], min_time: float = 0.0, idle: Optional[Set[str]] = None
+def flow(merged: Dict[str, float], min_time: float = 0.0, start: float = 0.0, idle: bool = False
          ) -> Tuple[List[_Node], float, int]:
-    """flamegraph.pl's flow(): sorted stacks, each frame spans the samples sharing its prefix.
-    Stacks in `idle` sort after all the others (their frames are marked idle).
+    """flamegraph.pl's flow(): sorted stacks, each frame spans the samples sharing its prefix,
+    from `start` on (idle stacks are laid out after the busy ones, their nodes marked idle).
     Frames shorter than `min_time` are not kept, only counted: on 100 000 deep
     stacks that is most of them, and never building them keeps memory small."""
-    idle = idle or set()
     nodes: List[_Node] = []
-    open_frames: List[Tuple[str, float, bool]] = []
-    time = 0.0
+    open_frames: List[Tuple[str, float]] = []
+    time = start
     elided = 0
-
-    def close(name: str, start: float, is_idle: bool, depth: int) -> None:
-        nonlocal elided
-        if time - start >= min_time:
-            nodes.append(_Node(name, depth, start, time, is_idle))
-        else:
-            elided += 1
-
-    for stack in sorted(merged, key=lambda s: (s in idle, s)):
+    for stack in sorted(merged):
         names = stack.split(";")
-        stack_idle = stack in idle
         common = 0
-        while (common < len(open_frames) and common < len(names) and open_frames[common][0] == names[common]
-               and open_frames[common][2] == stack_idle):
+        while common < len(open_frames) and common < len(names) and open_frames[common][0] == names[common]:
             common += 1
         while len(open_frames) > common:
-            name, start, was_idle = open_frames.pop()
-            close(name, start, was_idle, len(open_frames) + 1)
+            name, begin = open_frames.pop()
+            if time - begin >= min_time:
+                nodes.append(_Node(name, len(open_frames) + 1, begin, time, idle))
+            else:
+                elided += 1
         for name in names[common:]:
-            open_frames.append((name, time, stack_idle))
+            open_frames.append((name, time))
         time += merged[stack]
     while open_frames:
-        name, start, was_idle = open_frames.pop()
-        close(name, start, was_idle, len(open_frames) + 1)
+        name, begin = open_frames.pop()
+        if time - begin >= min_time:
+            nodes.append(_Node(name, len(open_frames) + 1, begin, time, idle))
+        else:
+            elided += 1
     return nodes, time, elided
 
 
@@ -426,16 +424,17 @@ def render_svg(stacks: Iterable[Tuple[str, float]], *, title: str = "Flame Graph
     options = options or Options(width=width, minwidth=minwidth, count_name=count_name)
     busy = prepare(merge_stacks(stacks), options)
     idle = prepare(merge_stacks(idle_stacks), options)
-    idle_keys = {f"{key}" for key in idle}
-    combined = dict(busy)
-    for key, count in idle.items():
-        if key in combined:                       # a busy stack and an idle one fold the same
-            idle_keys.discard(key)
-        combined[key] = combined.get(key, 0) + count
-    busy_total = sum(v for k, v in combined.items() if k not in idle_keys)
-    all_total = sum(combined.values())
-    shown_total = busy_total if busy_total > 0 else all_total
-    nodes, total, elided = flow(combined, _min_time(shown_total, options.width, options.minwidth), idle_keys)
+    busy_total = sum(busy.values())
+    all_total = busy_total + sum(idle.values())
+    if not busy_total:                            # nothing busy: draw the idle stacks as they are
+        busy, idle, busy_total = idle, {}, all_total
+    shown_total = busy_total
+    min_time = _min_time(shown_total, options.width, options.minwidth)
+    nodes, total, elided = flow(busy, min_time)
+    idle_nodes, total, idle_elided = flow(idle, min_time, start=total, idle=True)
+    nodes += idle_nodes
+    elided += idle_elided
+    has_idle = bool(idle)
     highlights = assign_highlight_colors(highlights)
     header = _header(options, subtitle, highlights)
     max_depth = max((n.depth for n in nodes), default=0)
@@ -461,7 +460,7 @@ def render_svg(stacks: Iterable[Tuple[str, float]], *, title: str = "Flame Graph
     buttons_x = options.width - PAD
     out.append(f'<text id="search" class="button" x="{buttons_x - 60}" y="24">Search</text>\n')
     out.append(f'<text id="ic" class="button" x="{buttons_x - 85}" y="24">ic</text>\n')
-    if idle_keys:
+    if has_idle:
         out.append(f'<text id="idle" class="button" x="{buttons_x - 180}" y="24">Show idle</text>\n')
     out.append(f'<text id="matched" x="{options.width - PAD - 140}" y="{height - 12}"> </text>\n')
     out.append(f'<text id="details" x="{PAD}" y="{height - 12}"> </text>\n')
