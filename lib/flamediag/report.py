@@ -47,7 +47,7 @@ _ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
 _EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _EDGE_RUN = re.compile(r"(?<![A-Za-z0-9_])_+|_+(?![A-Za-z0-9_])")
-_BLOCK_START = re.compile(r"^(?:[-+*](?=\s|$)|>|(?:[-_*][ \t]*){3,}$|#{1,6}(?=\s|$)|=+\s*$|~~~)")
+_BLOCK_START = re.compile(r"^(?:[-+*](?=\s|$)|>|(?:[-_*][ \t]*)+$|#{1,6}(?=\s|$)|=+\s*$|~~~)")
 _ORDERED_START = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 _CLOSING_HASHES = re.compile(r"(\s)(#+)\s*$")
 
