@@ -18,7 +18,7 @@ USER_FACING = (["README.md", "samples/README.md"] + sorted(str(p.relative_to(ROO
                + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.md"))
                + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "lib/flamediag/schemas").glob("*.json"))
                + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "lib/flamediag/templates").rglob("*") if p.is_file()))
-SUBCOMMANDS = ("capture", "diagnose", "collapse", "flamegraph", "redact", "playbooks", "facts")
+SUBCOMMANDS = ("capture", "watch", "diagnose", "collapse", "flamegraph", "redact", "playbooks", "facts")
 
 
 def internal_words(text: str):
