@@ -6,8 +6,8 @@
 #    eg,
 #        make deb && sudo dpkg -i dist/flamediag_*_all.deb
 #
-# Diagnosis uses the system python3 with Debian's python3-jinja2, python3-yaml and
-# python3-jsonschema (Recommends, so a capture-only host installs without them).
+# Diagnosis uses the system python3 with Debian's python3-jinja2, python3-yaml,
+# python3-jsonschema and python3-markdown-it (Recommends, so a capture-only host installs without them).
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

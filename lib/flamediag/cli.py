@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from typing import Callable, Sequence
@@ -58,6 +59,20 @@ def safe_for_terminal(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text with C1 controls, DEL and bidi/zero-width/line-separator characters written as
+    \\uXXXX escapes: the same JSON value, but nothing that a terminal would act on or reorder.
+    (They can only occur inside JSON strings, where the escape means the same character.)
+
+    >>> json_for_terminal('{"a": "x\u202ey\x9b"}')
+    '{"a": "x\\\\u202ey\\\\u009b"}'
+    """
+    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def warn(sub: str, message: str) -> None:

@@ -1,24 +1,26 @@
 """The diagnosis pipeline: input -> Profile + Facts -> matches -> findings -> outputs.
 
     diagnosis = run_diagnosis("samples/zone-reclaim-rhel6")
-    diagnosis.findings_json()        # the findings.json document (schema 1)
-    write_outputs(diagnosis, Path("out"))   # report.md, flamegraph.svg, findings.json
+    diagnosis.findings_json()        # the findings.json document (schema 2, doc/findings-json.md)
+    write_outputs(diagnosis, Path("out"))   # report.md, report.txt, flamegraph.svg, findings.json
 
 Layers stay apart: inputs (detect + read), match (stacks), scoring (findings), report (text).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from . import __version__, inputs, match, playbooks, report, scoring
+from . import __version__, advice, headline as headlines, inputs, match, playbooks, report, scoring
 from .facts import why_cut_short
 from .profile import Profile, is_idle
+from .report import Prose
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOP_HOTSPOTS = 10
 EXAMPLE_STACK_FRAMES = 60
 RUNBOOK_QUOTED = ("Mitigate", "Verify the fix")
@@ -35,35 +37,75 @@ class Diagnosis:
     samples: Dict[str, int]
     data_quality: List[str]
     restricted: bool
-    headline: str = ""
+    headline: Prose = Prose()
+    cpu: Optional[headlines.CpuSplit] = None
+    busy_commands: Dict[str, float] = field(default_factory=dict)
     extra: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        label = self.input.manifest.get("label")
+        return report.strip_controls(label) if isinstance(label, str) else ""
+
+    def chosen_advice(self, finding: scoring.Finding) -> Dict[str, advice.Chosen]:
+        return {name: advice.choose(finding.playbook.advice_for(name), self.input.facts) for name in RUNBOOK_QUOTED}
 
     def findings_json(self) -> dict:
         manifest = self.input.manifest
         return {
             "schema": SCHEMA_VERSION,
+            "tool": {"name": "flamediag", "version": __version__},
+            "headline": str(self.headline),
+            "label": self.label,
             "input": self.source,
+            "input_digest": input_digest(self.source),
             "host": str(manifest.get("host") or ""),
             "kernel": str(manifest.get("kernel") or self.input.facts.get("kernel.release") or ""),
             "window": window(self.input),
             "samples": self.samples,
-            "findings": [_finding_json(f, self.input.unverified) for f in self.findings],
+            "cpu": self.cpu.to_json() if self.cpu else None,
+            "findings": [self._finding_json(f) for f in self.findings],
             "ruled_out": [r.to_json() for r in self.ruled_out],
             "hotspots": self.hotspots,
             "data_quality": self.data_quality,
         }
 
+    def _finding_json(self, finding: scoring.Finding) -> dict:
+        doc = finding.to_json()
+        for item, evidence in zip(doc["evidence"], finding.evidence):
+            item["unverified"] = _unverified_note(evidence, self.input.unverified)
+            if item["unverified"]:
+                item["text"] += " (unverified: the file failed SHA256SUMS)"
+        doc["advice"] = [chosen.to_json(name) for name, chosen in self.chosen_advice(finding).items()]
+        return doc
+
+
+def input_digest(source: str) -> Optional[str]:
+    """`sha256:<hex>` of the input file; for a bundle directory, of its sorted `digest  path` lines
+    (the SHA256SUMS layout over every regular file). None for anything else (a pipe)."""
+    path = Path(source)
+    try:
+        if path.is_file():
+            return "sha256:" + _file_sha256(path)
+        if path.is_dir():
+            lines = [f"{_file_sha256(p)}  {p.relative_to(path).as_posix()}\n"
+                     for p in sorted(path.rglob("*")) if p.is_file() and not p.is_symlink()]
+            return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    except OSError:
+        return None
+    return None
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
 
 def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
     return bool(evidence.source) and evidence.source in unverified
-
-
-def _finding_json(finding: scoring.Finding, unverified: set) -> dict:
-    doc = finding.to_json()
-    for item, evidence in zip(doc["evidence"], finding.evidence):
-        if _unverified_note(evidence, unverified):
-            item["text"] += " (unverified: the file failed SHA256SUMS)"
-    return doc
 
 
 # -- window, samples, hotspots -------------------------------------------------------------------
@@ -159,21 +201,22 @@ def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence
 
 
 # -- headline ------------------------------------------------------------------------------------
-def headline(diagnosis: Diagnosis) -> str:
+def headline(diagnosis: Diagnosis) -> Prose:
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
-        cpus = top.to_json()["cpus"]
-        where = f" ({report.where_cpus(cpus)})" if cpus else ""
-        return (f"{top.playbook.id} ({top.confidence} confidence): {top.playbook.title}, in "
-                f"{report.pct(top.match.share)} of busy samples{where}; fix: {top.playbook.mitigation_summary}")
+        chosen = diagnosis.chosen_advice(top)["Mitigate"]
+        fixes = [b.fix for b in chosen.shown if b.fix] if chosen.mode in ("one", "otherwise") else []
+        return headlines.with_finding(top.to_json(), fixes[0] if fixes else top.playbook.mitigation_summary)
     if diagnosis.restricted:
-        return ("Inconclusive: kernel symbols were restricted in this capture, so kernel signatures could not be "
-                "checked; recapture as root with kernel.kptr_restrict=0")
-    hot = diagnosis.hotspots[0]["frame"] if diagnosis.hotspots else None
-    weak = f"; weak match only: {diagnosis.findings[0].playbook.id} (low)" if diagnosis.findings else ""
-    tail = f"; top kernel hotspot {hot}" if hot else "; busy time is in user space"
-    return f"No known problem found ({len(diagnosis.playbooks)} playbooks checked){weak}{tail}"
+        return headlines.RESTRICTED
+    sentence = headlines.without_finding(diagnosis.cpu, headlines.user_share(diagnosis.samples),
+                                         diagnosis.busy_commands,
+                                         diagnosis.hotspots[0] if diagnosis.hotspots else None,
+                                         len(diagnosis.playbooks))
+    if diagnosis.findings:
+        sentence = Prose.of(sentence, "; weak match only: ", Prose.code(diagnosis.findings[0].playbook.id), " (low)")
+    return sentence
 
 
 # -- pipeline ------------------------------------------------------------------------------------
@@ -194,25 +237,69 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
                                             kernel_symbols_restricted=restricted)
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]
-    diagnosis = Diagnosis(source, inp, books, findings, ruled_out, hotspots(inp.profile),
-                          count_samples(inp.profile), data_quality(inp, restricted, inconclusive_ids), restricted)
+    samples = count_samples(inp.profile)
+    diagnosis = Diagnosis(source, inp, books, findings, ruled_out, hotspots(inp.profile), samples,
+                          data_quality(inp, restricted, inconclusive_ids), restricted,
+                          cpu=headlines.cpu_split(inp.facts, samples),
+                          busy_commands=headlines.busy_commands(inp.profile))
     diagnosis.headline = headline(diagnosis)
     return diagnosis
 
 
 # -- outputs -------------------------------------------------------------------------------------
-def _finding_context(finding: scoring.Finding, unverified: set) -> dict:
+def _condition(condition: Optional[dict]) -> Prose:
+    if condition is None:
+        return Prose.of("Otherwise")
+    value = condition.get("value")
+    shown = [" ", Prose.code(scoring._show(value))] if "value" in condition else []
+    return Prose.of("When ", Prose.code(condition["fact"]), f" {condition['op']}", *shown)
+
+
+def _chosen_by(chosen: advice.Chosen) -> Optional[Prose]:
+    source = [" (from ", Prose.code(chosen.source), ")"] if chosen.source else []
+    if chosen.mode == "one":
+        return Prose.of("For this input: ", Prose.code(chosen.fact), " = ", Prose.code(scoring._show(chosen.value)),
+                        *source)
+    if chosen.mode == "otherwise":
+        return Prose.of("For this input: none of the cases applies (", Prose.code(chosen.fact), " = ",
+                        Prose.code(scoring._show(chosen.value)), ")", *source)
+    if chosen.mode == "all":
+        missing = []
+        for index, name in enumerate(chosen.missing):
+            missing += [", " if index else "", Prose.code(name)]
+        return Prose.of("The input does not say ", *missing, ": every case is shown, pick the one that applies")
+    return None
+
+
+def _advice_context(name: str, chosen: advice.Chosen) -> dict:
+    return {"title": name, "common": report.Trusted(chosen.common), "mode": chosen.mode,
+            "chosen_by": _chosen_by(chosen),
+            "branches": [{"condition": _condition(b.condition), "text": report.Trusted(b.text)} for b in chosen.shown]}
+
+
+def _finding_context(diagnosis: Diagnosis, finding: scoring.Finding) -> dict:
     hottest = finding.match.hottest_stack()
     hottest_weight = finding.match.stacks.get(hottest, 0)
     evidence = [{"kind": e.kind, "text": e.text, "source": e.source, "supports": e.supports,
-                 "unverified": _unverified_note(e, unverified)} for e in finding.evidence]
-    sections = report.playbook_sections(finding.playbook, list(RUNBOOK_QUOTED))
+                 "unverified": _unverified_note(e, diagnosis.input.unverified)} for e in finding.evidence]
     return {
-        "json": finding.to_json(), "summary": finding.playbook.summary, "evidence": evidence,
+        "json": finding.to_json(), "summary": report.Trusted(finding.playbook.summary), "evidence": evidence,
         "not_captured": finding.not_captured, "hottest": list(hottest),
         "hottest_share": hottest_weight / finding.match.matched if finding.match.matched else 0,
-        "mitigate": sections["Mitigate"], "verify": sections["Verify the fix"],
+        "advice": [_advice_context(name, chosen) for name, chosen in diagnosis.chosen_advice(finding).items()],
     }
+
+
+def mpstat_summary(facts, column: str) -> Optional[str]:
+    """`12 % average, CPU 3 45 %` from the mpstat facts of one column (sys, soft)."""
+    average = headlines._fact(facts, f"mpstat.{column}_pct.avg")
+    if average is None:
+        return None
+    peak, peak_cpu = headlines._fact(facts, f"mpstat.{column}_pct.max"), facts.get(f"mpstat.{column}_pct.max_cpu")
+    text = f"{average:.1f} % average"
+    if peak is not None and peak_cpu is not None:
+        text += f", peak CPU {peak_cpu} {peak:.1f} %"
+    return text
 
 
 def grouped_ruled_out(ruled_out: Sequence[scoring.RuledOut]) -> List[dict]:
@@ -232,36 +319,51 @@ def window_text(inp: inputs.Input) -> str:
     return "unknown"
 
 
-def render_report(diagnosis: Diagnosis) -> str:
+def report_context(diagnosis: Diagnosis) -> dict:
+    """What report.md and report.txt show: one context, two templates."""
     inp = diagnosis.input
     doc = diagnosis.findings_json()
-    context = {
-        "input_name": inp.name, "headline": diagnosis.headline, "host": doc["host"], "kernel": doc["kernel"],
+    return {
+        "input_name": inp.name, "headline": diagnosis.headline, "label": diagnosis.label,
+        "host": doc["host"], "kernel": doc["kernel"],
         "window_text": window_text(inp), "samples": diagnosis.samples, "input_kind": inp.kind,
+        "mpstat_sys": mpstat_summary(inp.facts, "sys"), "mpstat_soft": mpstat_summary(inp.facts, "soft"),
         "stack_source": inp.stack_source, "tools_missing": inp.tools_missing,
         "data_quality": diagnosis.data_quality, "inconclusive": diagnosis.restricted,
-        "findings": [_finding_context(f, inp.unverified) for f in diagnosis.findings],
+        "findings": [_finding_context(diagnosis, f) for f in diagnosis.findings],
         "ruled_out": grouped_ruled_out(diagnosis.ruled_out), "hotspots": diagnosis.hotspots,
         "show_hotspots": not any(f.confidence != "low" for f in diagnosis.findings),
-        "playbook_count": len(diagnosis.playbooks), "version": __version__,
+        "playbook_count": len(diagnosis.playbooks), "version": __version__, "schema": SCHEMA_VERSION,
     }
-    return report.render({"d": context})
+
+
+def render_report(diagnosis: Diagnosis) -> str:
+    return report.render({"d": report_context(diagnosis)})
+
+
+def render_text(diagnosis: Diagnosis) -> str:
+    return report.render_text({"d": report_context(diagnosis)})
 
 
 def render_flamegraph(diagnosis: Diagnosis) -> str:
+    """Busy stacks by default (percentages as in the report); idle ones behind 'Show idle'."""
     from . import flamegraph
 
-    highlights = [flamegraph.Highlight(f.playbook.id, frozenset(f.match.frames), f.playbook.color)
+    highlights = [flamegraph.Highlight(f.playbook.id, frozenset(f.match.frames), f.playbook.color,
+                                       faded=f.confidence == "low")
                   for f in diagnosis.findings if f.match.frames]
-    return flamegraph.render_svg(flamegraph.folded_lines(diagnosis.input.profile),
-                                 title=f"flamediag: {diagnosis.input.name}", subtitle=diagnosis.headline,
+    profile = diagnosis.input.profile
+    return flamegraph.render_svg(flamegraph.folded_lines(profile, idle=False),
+                                 idle_stacks=flamegraph.folded_lines(profile, idle=True),
+                                 title=f"flamediag: {diagnosis.input.name}", subtitle=str(diagnosis.headline),
                                  highlights=highlights)
 
 
 def write_outputs(diagnosis: Diagnosis, out_dir: Path) -> Dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {name: out_dir / name for name in ("findings.json", "report.md", "flamegraph.svg")}
+    paths = {name: out_dir / name for name in ("findings.json", "report.md", "report.txt", "flamegraph.svg")}
     paths["findings.json"].write_text(json.dumps(diagnosis.findings_json(), indent=2) + "\n", encoding="utf-8")
     paths["report.md"].write_text(render_report(diagnosis), encoding="utf-8")
+    paths["report.txt"].write_text(render_text(diagnosis), encoding="utf-8")
     paths["flamegraph.svg"].write_text(render_flamegraph(diagnosis), encoding="utf-8")
     return paths

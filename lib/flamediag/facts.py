@@ -676,6 +676,9 @@ def _memcg(src: _Source) -> None:
         return
     groups = result["cgroups"]
     facts = src.facts
+    versions = sorted({g["version"] for g in groups.values() if g.get("version") in (1, 2)})
+    if versions:
+        facts.set("cgroup.version", versions[-1], path, bad)
     failcnts = [g["failcnt"] for g in groups.values() if g["failcnt"] is not None]
     if failcnts:
         facts.set("memcg.max_failcnt", max(failcnts), path, bad)

@@ -93,9 +93,55 @@ def display_name(path: Path) -> str:
     return name
 
 
+PERF_DATA_MAGICS = (b"PERFILE2", b"2ELIFREP", b"PERFFILE")    # perf.data, both byte orders, and v1
+BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
+MAX_LISTED = 10
+
+
+def refuse_perf_data(path: Path, head: bytes) -> None:
+    """perf.data is the most common wrong attachment: say what to run instead."""
+    if head[:8] in PERF_DATA_MAGICS:
+        raise UserError(f"{path}: this is binary perf data: run `perf script` on the host that recorded it (its "
+                        f"symbols are there), e.g. `perf script -i {path.name} | gzip > perf.script.gz`, and "
+                        "diagnose that, or capture with `flamediag capture`")
+
+
+def bundles_in(directory: Path) -> List[str]:
+    """Names of the bundles one level down: extracted directories and .tar.gz files."""
+    found = []
+    try:
+        children = sorted(directory.iterdir())
+    except OSError:
+        return []
+    for child in children:
+        if child.is_symlink():
+            continue
+        if (child.is_dir() and (child / "manifest.json").is_file()) or \
+                (child.is_file() and child.name.endswith(BUNDLE_SUFFIXES)):
+            found.append(child.name)
+    return found
+
+
+def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script text, folded stacks or a ticket paste"
+                           ) -> None:
+    """A directory is a bundle when it (or its only subdirectory) holds manifest.json."""
+    if (path / "manifest.json").is_file():
+        return
+    inside = bundles_in(path)
+    extracted = [name for name in inside if (path / name).is_dir()]
+    if len(inside) == 1 and len(extracted) == 1:
+        return
+    if inside:
+        shown = ", ".join(inside[:MAX_LISTED]) + (f" and {len(inside) - MAX_LISTED} more" if len(inside) > MAX_LISTED else "")
+        raise UserError(f"{path}: a directory holding {len(inside)} bundles, not a bundle: diagnose one at a time "
+                        f"({shown})")
+    raise UserError(f"{path}: a directory without a bundle (no manifest.json in it or in one subdirectory): {hint}")
+
+
 def load(path_text: str) -> Input:
     path = Path(path_text)
     if path.is_dir():
+        check_bundle_directory(path)
         return _load_bundle(path)
     if not path.exists():
         raise UserError(f"{path}: no such file or directory: give a bundle, perf script text or folded stacks")
@@ -107,6 +153,7 @@ def load(path_text: str) -> Input:
                         exitcodes.NOPERM if isinstance(err, PermissionError) else exitcodes.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
+    refuse_perf_data(path, head)
     # A file named like a tarball goes to the bundle reader even when broken or hostile, so the
     # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
     from .bundle import is_bundle
@@ -153,7 +200,10 @@ def _load_paste(path: Path) -> Input:
     except ImportError:
         raise UserError(f"{path}: no stacks found (not perf script, folded stacks or a bundle)")
     data = path.read_bytes()[:MAX_TEXT_BYTES]
-    result = read_paste(data.decode("utf-8", errors="replace"))
+    try:
+        result = read_paste(data.decode("utf-8", errors="replace"))
+    except UserError as err:
+        raise UserError(str(err) if str(path) in str(err) else f"{path}: {err}", err.code)
     _require_stacks(result.profile, str(path))
     facts = _paste_facts(getattr(result, "sections", None) or {})
     notes = list(getattr(result, "notes", None) or [])
@@ -177,6 +227,9 @@ def _paste_facts(sections: Dict[str, str]):
 def _bundle_profile(bundle) -> Tuple[Profile, str]:
     from . import folded, perfscript
 
+    if "manifest.json" not in bundle.members:
+        raise UserError(f"{bundle.origin}: not a flamediag bundle (no manifest.json, no usable stacks): give a "
+                        "bundle written by `flamediag capture`, perf script text or folded stacks")
     for name in STACK_COLLECTORS:
         data = bundle.read(name)
         if data:

@@ -27,6 +27,10 @@ import yaml
 from . import HOME
 
 SECTIONS = ("Symptom & evidence", "Why it happens", "Confirm by hand", "Mitigate", "Verify the fix", "References")
+BRANCHED_SECTIONS = ("Mitigate", "Verify the fix")
+OPS = ("eq", "ne", "gt", "ge", "lt", "le", "in", "not_in", "contains", "matches", "exists")
+_BRANCH_HEADING = re.compile(r"^###\s+(When|Otherwise)\b\s*(.*?)\s*$")
+_CONDITION = re.compile(r"^`?(?P<fact>[^`\s]+)`?\s+(?P<op>[a-z_]+)(?:\s+(?P<value>.+?))?$")
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "playbook.schema.json"
 DEFAULT_DIR = HOME / "playbooks"   # the checkout's, or the copy a pip install ships
 ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
@@ -69,6 +73,24 @@ class PlaybookError(Exception):
 
 
 @dataclass
+class Branch:
+    """One `### When FACT OP VALUE` (or `### Otherwise`) part of a runbook section."""
+
+    condition: Optional[dict]      # {"fact", "op", "value"}; None for Otherwise
+    heading: str                   # as written, without the `###`
+    text: str
+    fix: str = ""                  # a leading "Fix: ..." paragraph: the headline's fix when chosen
+
+
+@dataclass
+class Advice:
+    """A runbook section: the text every reader gets, then the branches (first that holds wins)."""
+
+    common: str
+    branches: List[Branch] = field(default_factory=list)
+
+
+@dataclass
 class Playbook:
     id: str
     title: str
@@ -84,9 +106,13 @@ class Playbook:
     kernel: bool = True            # a kernel signature: inconclusive without kernel symbols
     color: Optional[str] = None
     sections: Dict[str, str] = field(default_factory=dict)
+    advice: Dict[str, Advice] = field(default_factory=dict)
 
     def section(self, name: str) -> str:
         return self.sections.get(name, "")
+
+    def advice_for(self, name: str) -> Advice:
+        return self.advice.get(name) or Advice(self.section(name))
 
     def expand(self, element: str) -> List[str]:
         """A pattern element: a frame-set name, else a literal frame name."""
@@ -143,6 +169,72 @@ def _split_sections(body: str, where: str) -> Dict[str, str]:
     return {name: "\n".join(lines).strip() for name, lines in found.items()}
 
 
+def _condition_value(text: Optional[str], where: str):
+    if text is None:
+        return None
+    text = text.strip()
+    if text.startswith("`") and text.endswith("`") and len(text) > 1:
+        text = text.strip("`").strip()
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)
+    except yaml.YAMLError:
+        raise PlaybookError(f"{where}: branch value {text!r} is not a YAML scalar or [list]")
+
+
+def parse_condition(text: str, where: str) -> dict:
+    """`nic.drivers contains virtio_net` (backticks allowed around the fact and the value).
+
+    >>> parse_condition("`kernel.version` lt `3.16`", "x")
+    {'fact': 'kernel.version', 'op': 'lt', 'value': 3.16}
+    >>> parse_condition("nic.drivers in [ena, vif]", "x")["value"]
+    ['ena', 'vif']
+    """
+    match = _CONDITION.match(text.strip())
+    if not match or match.group("op") not in OPS:
+        raise PlaybookError(f"{where}: branch '### When {text}': write '### When FACT OP VALUE' with OP one of "
+                            + ", ".join(OPS))
+    condition = {"fact": match.group("fact"), "op": match.group("op")}
+    value = _condition_value(match.group("value"), where)
+    if condition["op"] != "exists":
+        if value is None:
+            raise PlaybookError(f"{where}: branch '### When {text}': op '{condition['op']}' needs a value")
+        condition["value"] = value
+    errors = sorted(_validator().evolve(schema=_branch_schema()).iter_errors(condition), key=str)
+    if errors:
+        raise PlaybookError(f"{where}: branch '### When {text}': {errors[0].message}")
+    return condition
+
+
+def _branch_schema() -> dict:
+    schema = _validator().schema
+    return dict(schema["$defs"]["branch_condition"], **{"$defs": schema["$defs"]})
+
+
+def split_advice(text: str, where: str) -> Advice:
+    """The common text, then one Branch per `### When ...` / `### Otherwise` heading."""
+    common: List[str] = []
+    branches: List[Branch] = []
+    for line in text.split("\n"):
+        heading = _BRANCH_HEADING.match(line)
+        if heading is None:
+            (branches[-1].text.append(line) if branches else common.append(line))
+            continue
+        if branches and branches[-1].condition is None:
+            raise PlaybookError(f"{where}: '### {heading.group(1)}' after '### Otherwise': Otherwise comes last")
+        if heading.group(1) == "Otherwise":
+            if heading.group(2) or not branches:
+                raise PlaybookError(f"{where}: '### Otherwise' takes no condition and follows a '### When'")
+            condition = None
+        else:
+            condition = parse_condition(heading.group(2), where)
+        branches.append(Branch(condition, line.lstrip("#").strip().replace("`", ""), []))
+    for branch in branches:
+        branch.text = "\n".join(branch.text).strip()
+        fix = re.match(r"Fix:\s*(.+?)(?:\n\s*\n|\Z)", branch.text, re.S)
+        branch.fix = " ".join(fix.group(1).split()).rstrip(".") if fix else ""
+    return Advice("\n".join(common).strip(), branches)
+
+
 def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
     if stem is not None and data["id"] != stem:
         raise PlaybookError(f"{where}: id '{data['id']}' must equal the file name '{stem}'")
@@ -176,12 +268,14 @@ def parse_playbook(text: str, path: str, stem: Optional[str] = None) -> Playbook
         signature["strong"] = list(range(len(signature["patterns"])))
     if signature["concentration"]:
         signature["concentration"] = dict(CONCENTRATION_DEFAULTS, **signature["concentration"])
+    sections = _split_sections(body, path)
     return Playbook(
         id=data["id"], title=data["title"], summary=" ".join(data["summary"].split()),
         eras=list(data["eras"]), evidence=list(data["evidence"]), frames=dict(data["frames"]),
         signature=signature, checks=[dict(CHECK_DEFAULTS, **c) for c in data.get("checks") or []],
         mitigation_summary=data.get("mitigation_summary", ""), body=body, path=path,
-        kernel=data.get("kernel", True), color=data.get("color"), sections=_split_sections(body, path),
+        kernel=data.get("kernel", True), color=data.get("color"), sections=sections,
+        advice={name: split_advice(sections.get(name, ""), f"{path}: ## {name}") for name in BRANCHED_SECTIONS},
     )
 
 

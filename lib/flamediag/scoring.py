@@ -35,9 +35,26 @@ class Evidence:
     text: str
     source: str = ""
     supports: Optional[bool] = True  # True for, False against, None neutral (not captured)
+    fact: Optional[str] = None       # what was compared: a fact name, or stacks.share / stacks.concentration
+    value: Any = None                # its value in this input
+    op: Optional[str] = None         # eq ne gt ge lt le in not_in contains matches exists
+    threshold: Any = None            # what the playbook compares it with
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "source": self.source, "supports": self.supports}
+        return {"kind": self.kind, "text": self.text, "source": self.source, "supports": self.supports,
+                "fact": self.fact, "value": json_value(self.value), "op": self.op,
+                "threshold": json_value(self.threshold)}
+
+
+def json_value(value):
+    """A fact value as strict JSON: NaN/Infinity become null, tuples lists, anything else a string."""
+    if isinstance(value, (list, tuple, set)):
+        return [json_value(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, float):
+        return round(value, 6)
+    return value if isinstance(value, (str, int, bool)) or value is None else str(value)
 
 
 @dataclass
@@ -70,14 +87,20 @@ class Finding:
         }
 
 
+# machine-readable reasons a playbook was ruled out (findings.json `ruled_out[].code`)
+NO_MATCH, BELOW_MIN_SHARE, NOT_CONCENTRATED, SYMBOLS_RESTRICTED = (
+    "no_match", "below_min_share", "not_concentrated", "kernel_symbols_restricted")
+
+
 @dataclass
 class RuledOut:
     id: str
     reason: str
     inconclusive: bool = False
+    code: str = NO_MATCH
 
     def to_json(self) -> dict:
-        return {"id": self.id, "reason": self.reason}
+        return {"id": self.id, "code": self.code, "reason": self.reason}
 
 
 def confidence_for(score: float) -> str:
@@ -192,10 +215,12 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
         return 0.0, None, name
     context = dict(values, value=actual, threshold=check["value"])
     source = fact_source(facts, name)
+    compared = {"fact": name, "value": actual, "op": check["op"], "threshold": check["value"]}
     if result:
-        return check["weight"], Evidence(_check_kind(check), fill(check["says"], facts, context), source, True), None
+        return check["weight"], Evidence(_check_kind(check), fill(check["says"], facts, context), source, True,
+                                         **compared), None
     text = check["else"] or f"{name} = {_show(actual)} (the signature expects {check['op']} {_show(check['value'])})"
-    return -check["against"], Evidence(_check_kind(check), fill(text, facts, context), source, False), None
+    return -check["against"], Evidence(_check_kind(check), fill(text, facts, context), source, False, **compared), None
 
 
 # -- one playbook ------------------------------------------------------------------------
@@ -205,7 +230,8 @@ def _stack_evidence(match: Match, stack_source: str) -> Evidence:
         text += " (flat profile: distinctive frames only)"
     elif match.strong < match.matched:
         text += f"; {pct(match.strong_share)} in its strong form"
-    return Evidence("stacks", text, stack_source)
+    return Evidence("stacks", text, stack_source, fact="stacks.share", value=round(match.share, 4), op="ge",
+                    threshold=match.playbook.signature["min_share"])
 
 
 def _concentration(match: Match, cpus_seen: int):
@@ -216,11 +242,14 @@ def _concentration(match: Match, cpus_seen: int):
     by, top_n, need = spec["by"], spec["top_n"], spec["top_share"]
     found = concentration(match, by, top_n)
     if found is None or (by == "cpu" and cpus_seen <= top_n):
-        return 0.0, Evidence("absence", f"per-{by} concentration unknown (input has no {by} per sample)", "", None), None
+        return 0.0, Evidence("absence", f"per-{by} concentration unknown (input has no {by} per sample)", "", None,
+                             fact=f"stacks.concentration.{by}", op="ge", threshold=need), None
     share, top = found
     label = "CPU " + ", ".join(top) if by == "cpu" else ", ".join(top)
     if share >= need:
-        return CONCENTRATION_BONUS, Evidence("stacks", f"{pct(share)} of the matching samples ran on {label}"), None
+        return CONCENTRATION_BONUS, Evidence("stacks", f"{pct(share)} of the matching samples ran on {label}",
+                                             fact=f"stacks.concentration.{by}", value=round(share, 4), op="ge",
+                                             threshold=need), None
     reason = f"matching samples are spread: the top {top_n} {by}(s) ({label}) hold {pct(share)} < {pct(need)}"
     return 0.0, None, reason if spec["required"] else None
 
@@ -233,10 +262,10 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
                         + (" (flat profile: none of its distinctive frames seen)" if match.flat else ""))
     if match.share < sig["min_share"]:
         return RuledOut(pb.id, f"only {pct(match.share)} of busy samples carry the signature "
-                               f"(threshold {pct(sig['min_share'])})")
+                               f"(threshold {pct(sig['min_share'])})", code=BELOW_MIN_SHARE)
     bonus, conc_evidence, conc_reason = _concentration(match, cpus_seen)
     if conc_reason:
-        return RuledOut(pb.id, conc_reason)
+        return RuledOut(pb.id, conc_reason, code=NOT_CONCENTRATED)
     score = min(1.0, match.share / sig["strong_share"]) * STACK_WEIGHT + bonus
     evidence = [_stack_evidence(match, stack_source)] + ([conc_evidence] if conc_evidence else [])
     for ev in evidence:
@@ -267,7 +296,7 @@ def _template_values(match: Match) -> Dict[str, Any]:
 def inconclusive(playbook) -> RuledOut:
     return RuledOut(playbook.id, "inconclusive: kernel symbols are restricted, so kernel frames cannot be "
                                  "matched (recapture with kernel.kptr_restrict=0 and perf_event_paranoid <= 1)",
-                    inconclusive=True)
+                    inconclusive=True, code=SYMBOLS_RESTRICTED)
 
 
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",

@@ -10,12 +10,13 @@ teardown() {
 	rm -rf "$OUT"
 }
 
-@test "diagnose: zone-reclaim sample -> exit 0, headline on stderr, three files" {
+@test "diagnose: zone-reclaim sample -> exit 0, headline on stderr, four files" {
 	run --separate-stderr "$FLAMEDIAG" diagnose "$FLAMEDIAG_ROOT/samples/zone-reclaim-rhel6" -o "$OUT/dx"
 	assert_success
 	assert_output ""
 	[[ "${stderr_lines[0]}" == "zone-reclaim (high confidence):"* ]]
 	assert_file_exists "$OUT/dx/report.md"
+	assert_file_exists "$OUT/dx/report.txt"
 	assert_file_exists "$OUT/dx/flamegraph.svg"
 	assert_file_exists "$OUT/dx/findings.json"
 }
@@ -23,8 +24,17 @@ teardown() {
 @test "diagnose: --format json prints findings.json to stdout" {
 	run --separate-stderr "$FLAMEDIAG" diagnose "$FLAMEDIAG_ROOT/samples/healthy-6.1" -o "$OUT/dx" --format json
 	assert_success
-	assert_output --partial '"schema": 1'
+	assert_output --partial '"schema": 2'
+	assert_output --partial '"headline": "CPUs 90 % idle in this window'
 	assert_output --partial '"findings": []'
+}
+
+@test "diagnose: --format text prints report.txt to stdout" {
+	run --separate-stderr "$FLAMEDIAG" diagnose "$FLAMEDIAG_ROOT/samples/zone-reclaim-rhel6" -o "$OUT/dx" --format text
+	assert_success
+	assert_output --partial 'sysctl -w vm.zone_reclaim_mode=0                                   # immediate, no restart'
+	refute_output --partial '```'
+	[ "$output" = "$(cat "$OUT/dx/report.txt")" ]
 }
 
 @test "diagnose: not a profile -> exit 65 with one line" {

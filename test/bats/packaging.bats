@@ -129,7 +129,7 @@ setup() {
 	fi
 	run -0 /usr/bin/flamediag watch --help
 	local py=python3
-	python3 -c 'import jinja2, yaml, jsonschema' 2>/dev/null || py=$FLAMEDIAG_ROOT/.venv/bin/python
+	python3 -c 'import jinja2, yaml, jsonschema, markdown_it' 2>/dev/null || py=$FLAMEDIAG_ROOT/.venv/bin/python
 	cd /tmp
 	run -0 env FLAMEDIAG_PYTHON="$py" /usr/bin/flamediag diagnose "$FLAMEDIAG_ROOT/samples/zone-reclaim-rhel6" \
 		-o "$BATS_TEST_TMPDIR/deb-diag" --format json

@@ -24,7 +24,7 @@ OPTIONS = {
     "kernel": CollapseOptions(kernel=True),
     "jit": CollapseOptions(jit=True),
     "all": CollapseOptions(kernel=True, jit=True),
-    "context": CollapseOptions(context=True),
+    "context-frames": CollapseOptions(context=True),
     "pid": CollapseOptions(pid=True),
     "tid": CollapseOptions(tid=True),
     "addrs": CollapseOptions(addrs=True),
@@ -162,7 +162,7 @@ def test_jit_frames(name, frame):
     assert frame in everything and b"_[k]" in everything
 
 
-# --- --context ------------------------------------------------------------------------------
+# --- --context-frames ------------------------------------------------------------------------------
 
 HEADER = b"%s %d/%d [%03d] 100.%06d: 250000 cpu-clock:ppp: \n"
 

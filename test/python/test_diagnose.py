@@ -61,13 +61,19 @@ def test_bundle_directory_gives_the_finding_and_three_valid_outputs(tmp_path):
     ET.fromstring((out / "flamegraph.svg").read_bytes())   # well-formed XML
 
 
-def test_svg_highlights_the_finding_frames_in_the_playbook_colour(tmp_path):
+def test_svg_highlights_the_finding_frames_in_their_own_colour(tmp_path):
+    """zone-reclaim's playbook colour (#e03131) is the user red: the SVG gives it a far one."""
+    from flamediag.flamegraph import Highlight, assign_highlight_colors
+
     _, out = diagnose(tmp_path, ZONE)
     svg = (out / "flamegraph.svg").read_text()
     root = ET.fromstring(svg)
     ns = {"s": "http://www.w3.org/2000/svg"}
+    colour = assign_highlight_colors([Highlight("zone-reclaim", frozenset(), "#e03131")])[0].color
+    assert colour != "rgb(224,49,49)"
     coloured = {g.find("s:title", ns).text.split(" (")[0] for g in root.iter("{http://www.w3.org/2000/svg}g")
-                if g.find("s:rect", ns) is not None and g.find("s:rect", ns).get("fill") == "#e03131"}
+                if g.find("s:rect", ns) is not None and g.find("s:rect", ns).get("fill") == colour
+                and "hl" in g.get("class").split()}
     assert {"zone_reclaim", "_spin_lock_irq"} <= coloured
     assert "get_page_from_freelist" not in coloured
 
@@ -217,7 +223,7 @@ def test_canary_playbooks_end_to_end(tmp_path, how):
     doc = validate(read_findings(out))
     always = next(f for f in doc["findings"] if f["id"] == "always-fires")
     assert always["share"] == 1.0 and always["confidence"] == "medium"
-    assert {"id": "never-fires", "reason": "no busy sample carries the signature"} in doc["ruled_out"]
+    assert {"id": "never-fires", "code": "no_match", "reason": "no busy sample carries the signature"} in doc["ruled_out"]
     report = (out / "report.md").read_text()
     assert "always-fires" in report and "never-fires" in report
 

@@ -71,3 +71,16 @@ def test_help_ends_with_examples(capsys):
     assert exit_info.value.code == 0
     assert out.rstrip().splitlines()[-1].strip().startswith("flamediag facts bundle.tar.gz --format json")
     assert "examples:" in out
+
+
+def test_json_output_escapes_bidi_and_c1_controls_but_keeps_the_values(tmp_path, capsys):
+    """A fact value holding U+202E (right-to-left override) or U+009B (CSI) must not reach the
+    terminal raw; the JSON still decodes to the same value."""
+    paste = tmp_path / "ticket.txt"
+    paste.write_bytes("vm.zone_reclaim_mode = 1\nkernel.hostname = a\u202eb\u009b31mc\n"
+                      "    native_queued_spin_lock_slowpath\n    _raw_spin_lock\n".encode("utf-8"))
+    code, out, _ = run([str(paste), "--format", "json"], capsys)
+    assert code == 0
+    assert "\u202e" not in out and "\u009b" not in out
+    assert "\\u202e" in out and "\\u009b" in out
+    assert "a\u202eb\u009b31mc" in json.dumps(json.loads(out), ensure_ascii=False)

@@ -69,7 +69,7 @@ def test_click_zooms_and_reset_restores(browser, tmp_path):
     page.locator("g.f", has_text="handle_softirqs").first.click()
     after = frame_box(page, "handle_softirqs")
     assert after != before and after[1] > before[1]
-    assert page.locator("#unzoom").get_attribute("class") in ("", None)
+    assert "hide" not in (page.locator("#unzoom").get_attribute("class") or "").split()
     ARTIFACTS.mkdir(exist_ok=True)
     page.evaluate("window.scrollTo(0, 1e6)")          # the root is at the bottom
     page.screenshot(path=str(ARTIFACTS / "flamegraph-zoomed.png"))
@@ -103,3 +103,101 @@ def test_hostile_frames_run_no_script(browser, tmp_path):
     assert page.evaluate("document.querySelectorAll('img, foreignObject, iframe').length") == 0
     page.screenshot(path=str(ARTIFACTS / "flamegraph-hostile.png"))
     assert events == {"errors": [], "dialogs": []}
+
+
+# --- the diagnoser's SVGs and report.md, as a person sees them ---------------------------------
+
+from flamediag.diagnose import run_diagnosis, write_outputs  # noqa: E402
+
+SAMPLES = ROOT / "samples"
+SHOWN = ("live-nic-softirq-6.18", "zone-reclaim-rhel6", "thp-compaction-5.15")
+
+
+@pytest.fixture(scope="module")
+def diagnosed(tmp_path_factory):
+    out = {}
+    for name in SHOWN:
+        target = tmp_path_factory.mktemp(name)
+        diagnosis = run_diagnosis(str(SAMPLES / name))
+        write_outputs(diagnosis, target)
+        out[name] = (diagnosis, target)
+    return out
+
+
+def visible_highlights(page):
+    """Highlighted frames drawn inside the first screen, wide enough to see, with their outline."""
+    return page.evaluate("""() => {
+        const out = [];
+        for (const g of document.querySelectorAll('g.f.hl')) {
+            const r = g.querySelector('rect').getBoundingClientRect();
+            const style = getComputedStyle(g.querySelector('rect'));
+            if (r.width >= 1 && r.bottom <= window.innerHeight && r.top >= 0 && style.display !== 'none')
+                out.push({name: g.querySelector('title').textContent, stroke: style.stroke,
+                          width: parseFloat(style.strokeWidth), fill: g.querySelector('rect').getAttribute('fill')});
+        }
+        return out; }""")
+
+
+@pytest.mark.parametrize("name", SHOWN)
+def test_finding_frames_are_visible_and_outlined_in_the_first_screen(browser, diagnosed, name):
+    diagnosis, out = diagnosed[name]
+    page = browser.new_page(viewport={"width": 1250, "height": 900})
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto((out / "flamegraph.svg").as_uri())
+    page.wait_for_function("typeof frames !== 'undefined' && frames.length > 0")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"flamegraph-{name}.png"))
+    shown = visible_highlights(page)
+    top = diagnosis.findings[0]
+    assert shown, f"{name}: no highlighted frame in the first screen"
+    assert all(item["stroke"] == "rgb(0, 0, 0)" and item["width"] >= 1 for item in shown)
+    names = {item["name"].split(" (")[0] for item in shown}
+    assert names & set(top.match.frames), (names, top.match.frames)
+    painted = page.evaluate("""() => { let n = 0; for (const g of frames)
+        { const r = g.querySelector('rect').getBoundingClientRect();
+          if (!g.classList.contains('hide') && r.width > 2 && r.bottom <= window.innerHeight) n++; } return n; }""")
+    assert painted >= 20, f"{name}: the first screen shows {painted} frames"
+    assert errors == []
+
+
+def test_show_idle_toggles_percentages_and_the_url_keeps_the_view(browser, tmp_path):
+    diagnosis = run_diagnosis(str(SAMPLES / "healthy-6.1"))
+    write_outputs(diagnosis, tmp_path)
+    page = browser.new_page(viewport={"width": 1250, "height": 900})
+    page.goto((tmp_path / "flamegraph.svg").as_uri())
+    page.wait_for_function("typeof frames !== 'undefined' && frames.length > 0")
+    root = lambda: page.evaluate("frames[0].querySelector('title').textContent")
+    assert root().startswith(f"all ({diagnosis.samples['busy']:,} samples")
+    assert page.locator("g.f.idle").first.is_hidden()
+    page.locator("#idle").click()
+    assert root().startswith(f"all ({diagnosis.samples['total']:,} samples")
+    assert page.locator("g.f.idle").first.is_visible()
+    assert "idle=1" in page.url
+    page.locator("g.f", has_text="swapper").last.click()
+    assert "x=" in page.url and "y=" in page.url
+    again = browser.new_page(viewport={"width": 1250, "height": 900})
+    again.goto(page.url)
+    again.wait_for_function("typeof frames !== 'undefined' && frames.length > 0")
+    assert again.evaluate("zoomed !== null && showIdle")
+    again.locator("#ic").click()
+    assert "i=1" in again.url
+    page.screenshot(path=str(ARTIFACTS / "flamegraph-healthy-idle-zoomed.png"))
+
+
+def test_report_md_renders_in_chromium(browser, diagnosed):
+    from markdown_it import MarkdownIt
+
+    _, out = diagnosed["zone-reclaim-rhel6"]
+    html = MarkdownIt("commonmark", {"html": False}).enable("table").render((out / "report.md").read_text())
+    page_file = out / "report.html"
+    page_file.write_text("<!doctype html><meta charset=utf-8><style>body{font-family:sans-serif;max-width:1100px}"
+                         "table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}</style>" + html)
+    page = browser.new_page(viewport={"width": 1200, "height": 1400})
+    page.goto(page_file.as_uri())
+    assert page.locator("h1").first.text_content().startswith("flamediag diagnosis")
+    headline = page.locator("p strong").first.text_content()
+    assert headline.startswith("zone-reclaim (high confidence)") and "\\" not in headline
+    assert "sysctl -w vm.zone_reclaim_mode=0" in page.locator("pre").nth(1).text_content()
+    assert page.locator("table").count() >= 3
+    page.screenshot(path=str(ARTIFACTS / "report-zone-reclaim.png"), full_page=False)

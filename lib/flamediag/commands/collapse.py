@@ -25,7 +25,7 @@ EXAMPLES = """
     perf script > out.perf                               # or -F comm,pid,tid,cpu,time,period,event,ip,sym,dso
     flamediag collapse out.perf > out.folded             # as stackcollapse-perf.pl
     flamediag collapse --perl-compat --all out.perf      # byte for byte, even for a file cut short
-    flamediag collapse --all --context out.perf          # _[k]/_[j] suffixes, [softirq] markers
+    flamediag collapse --all --context-frames out.perf   # _[k]/_[j] suffixes, [softirq] markers
     flamediag collapse --event-filter page-faults perf.script.gz
     perf script | flamediag collapse - | flamediag flamegraph - > cpu.svg
 """
@@ -41,8 +41,11 @@ def build_parser():
     parser.add_argument("--jit", action="store_true", help="suffix JIT frames (perf maps, jitdump) with _[j]")
     parser.add_argument("--all", action="store_true", help="both --kernel and --jit")
     parser.add_argument("--addrs", action="store_true", help="keep addresses of unresolved frames: [unknown <addr>]")
-    parser.add_argument("--context", action="store_true",
+    parser.add_argument("--context-frames", dest="context", action="store_true",
                         help="add a [softirq]/[hardirq]/[nmi] frame above the frame entering that context")
+    parser.add_argument("--context", dest="old_context", action="store_true",
+                        help="deprecated spelling of --context-frames (stackcollapse-perf.pl's --context means "
+                             "source context for --inline)")
     parser.add_argument("--event-filter", metavar="EVENT", help="keep only samples of this event (e.g. cpu-clock)")
     parser.add_argument("--perl-compat", action="store_true",
                         help="drop a last sample with no closing blank line, as stackcollapse-perf.pl does "
@@ -50,8 +53,16 @@ def build_parser():
     parser.add_argument("--jobs", type=int, default=0, metavar="N",
                         help="processes for large plain files (default: one per CPU)")
     parser.add_argument("--engine", choices=("builtin", "inferno"), default="builtin",
-                        help="inferno: delegate to inferno-collapse-perf on PATH (no --context)")
+                        help="inferno: delegate to inferno-collapse-perf on PATH (no --context-frames)")
     return parser
+
+
+def deprecated_context(args) -> None:
+    """`--context` still works, with a warning: the name means something else in stackcollapse-perf.pl."""
+    if args.old_context:
+        warn("collapse", "warning: --context is deprecated: use --context-frames (in stackcollapse-perf.pl, "
+                         "--context adds source context to --inline; this flag adds [softirq]/[hardirq]/[nmi] frames)")
+        args.context = True
 
 
 def options_from(args) -> CollapseOptions:
@@ -100,7 +111,7 @@ def run_inferno(args) -> int:
     if binary is None:
         raise UserError("--engine inferno: inferno-collapse-perf not on PATH (cargo install inferno)", exitcodes.USAGE)
     if args.context:
-        raise UserError("--engine inferno cannot add --context markers: use the builtin engine", exitcodes.USAGE)
+        raise UserError("--engine inferno cannot add --context-frames markers: use the builtin engine", exitcodes.USAGE)
     argv = [binary] + [f"--{flag}" for flag in ("pid", "tid", "kernel", "jit", "all", "addrs") if getattr(args, flag)]
     if args.event_filter:
         argv += ["--event-filter", args.event_filter]
@@ -111,6 +122,7 @@ def run_inferno(args) -> int:
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    deprecated_context(args)
     if args.engine == "inferno":
         return run_inferno(args)
     result = collapse_input(args.input, options_from(args), args.jobs)

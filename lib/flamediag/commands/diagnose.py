@@ -1,28 +1,32 @@
 """flamediag diagnose - diagnose a bundle, perf script text, folded stacks or a ticket paste.
 
-Writes DIR/report.md, DIR/flamegraph.svg and DIR/findings.json; prints the headline to stderr.
+Writes DIR/report.md, DIR/report.txt, DIR/flamegraph.svg and DIR/findings.json; prints the
+headline to stderr.
 See doc/diagnose.md.
 """
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
 
 from .. import exitcodes
-from ..cli import UserError, make_parser, safe_for_terminal
+from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
-playbooks, corroborate with the bundle's metrics, and write report.md, flamegraph.svg and
-findings.json. INPUT is detected by content: a bundle (.tar.gz or extracted directory),
-`perf script` text (plain or .gz), folded stacks, or text pasted from a ticket.
+playbooks, corroborate with the bundle's metrics, and write report.md, report.txt (plain text for
+tickets without markdown), flamegraph.svg and findings.json (doc/findings-json.md). INPUT is
+detected by content: a bundle (.tar.gz or extracted directory), `perf script` text (plain or .gz),
+folded stacks, or text pasted from a ticket.
 Exit 0 whether or not a problem is found; 65 when the input is unusable."""
 
 EXAMPLES = """\
     flamediag diagnose flamediag-web1-20261122T031500Z.tar.gz   # -> ./flamediag-web1-...-diagnosis/
     flamediag diagnose samples/zone-reclaim-rhel6 -o /tmp/dx      # an extracted bundle directory
     flamediag diagnose perf.script.gz --format json | jq '.findings[0]'
+    flamediag diagnose BUNDLE --format text | mail -s "INC-1234 diagnosis" oncall@example.com
     flamediag diagnose out.folded --min-share 2                   # report signatures from 2 % of busy samples
     flamediag diagnose ticket.txt --playbooks ./my-playbooks      # extra playbook directory
 """
@@ -32,7 +36,8 @@ def build_parser():
     parser = make_parser("diagnose", DESCRIPTION, EXAMPLES)
     parser.add_argument("input", metavar="INPUT", help="bundle (.tar.gz or directory), perf script, folded stacks or paste")
     parser.add_argument("-o", "--output", metavar="DIR", help="output directory (default ./<input name>-diagnosis)")
-    parser.add_argument("--format", choices=("markdown", "json"), help="also print the report (markdown) or findings.json (json) to stdout")
+    parser.add_argument("--format", choices=("markdown", "text", "json"),
+                        help="also print report.md (markdown), report.txt (text) or findings.json (json) to stdout")
     parser.add_argument("--min-share", metavar="PCT", type=float,
                         help="override every playbook's min_share: percent of busy samples a signature needs")
     parser.add_argument("--playbooks", metavar="DIR", action="append", default=[],
@@ -53,16 +58,19 @@ def main(argv) -> int:
         raise UserError(f"{err}", exitcodes.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books)
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", exitcodes.NOPERM)
     try:
         paths = write_outputs(diagnosis, out_dir)
-    except PermissionError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.NOPERM)
     except OSError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.PARTIAL)
-    sys.stderr.write(safe_for_terminal(diagnosis.headline) + "\n")
+        where = err.filename or out_dir
+        code = exitcodes.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else exitcodes.NOPERM
+        raise UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
+    sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":
-        sys.stdout.write(json.dumps(diagnosis.findings_json(), indent=2) + "\n")
-    elif args.format == "markdown":
-        sys.stdout.write(safe_for_terminal(paths["report.md"].read_text(encoding="utf-8")))
+        sys.stdout.write(json_for_terminal(json.dumps(diagnosis.findings_json(), indent=2)) + "\n")
+    elif args.format in ("markdown", "text"):
+        report = paths["report.md" if args.format == "markdown" else "report.txt"]
+        sys.stdout.write(safe_for_terminal(report.read_text(encoding="utf-8")))
     return exitcodes.OK

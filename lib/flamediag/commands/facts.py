@@ -9,7 +9,7 @@ from typing import List, Tuple
 
 from .. import exitcodes
 from ..bundle import is_bundle, open_bundle
-from ..cli import UserError, make_parser, safe_for_terminal
+from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
 from ..facts import Facts, build_facts, build_facts_from_sections
 
 DESCRIPTION = """Print the facts the diagnosis reads (doc/facts.md): one `name = value` line each, with
@@ -75,7 +75,7 @@ def render_json(facts: Facts, rows, problems: List[str], with_series: bool) -> s
            "data_quality": facts.data_quality}
     if with_series:  # per-CPU tables; left out when --match narrows the output
         doc["series"] = facts.series
-    return json.dumps(doc, indent=1, sort_keys=True, default=str, ensure_ascii=False) + "\n"
+    return json_for_terminal(json.dumps(doc, indent=1, sort_keys=True, default=str, ensure_ascii=False)) + "\n"
 
 
 def main(argv) -> int:

@@ -8,7 +8,7 @@ from typing import BinaryIO, List, Tuple
 
 from .. import exitcodes
 from ..cli import UserError, make_parser, warn
-from ..flamegraph import Highlight, count_frames, folded_lines, render_svg
+from ..flamegraph import COLOR_SCHEMES, Highlight, Options, count_frames, folded_lines, render_svg
 from ..folded import iter_stacks
 from ..perfscript import Problems, is_perf_script, open_binary
 from ..perfscript import read_profile as read_perf_script
@@ -18,15 +18,21 @@ Draw folded stacks (`comm;root;...;leaf count`, from `flamediag collapse`, stack
 inferno or bcc profile -f) as an interactive SVG: click a frame to zoom, Reset Zoom, Search
 (regexp; Ctrl-F) shows the matched percentage, hover shows frame, samples and percent.
 Kernel (_[k]), user, JIT (_[j]) and context ([softirq]/[hardirq]/[nmi]) frames get distinct
-palettes; frames matched by --highlight get one colour per ID, with a legend.
-perf script input is accepted too (collapsed with --all --context first)."""
+palettes; frames matched by --highlight get one colour per ID (far from every palette hue) and
+an outline, with a legend. Runs of [unknown] frames merge into one and thin towers deeper than
+99 % of the samples are cut in the middle, so the graph starts in the first screen.
+flamegraph.pl's flags work where it has them: --colors, --inverted, --reverse, --hash,
+--height, --fontsize, --notes, --title, --subtitle, --width, --minwidth, --countname; the zoom,
+search (?s=) and ignore-case (ic) state are kept in the URL.
+perf script input is accepted too (collapsed with --all --context-frames first)."""
 
 EXAMPLES = """
-    flamediag collapse --all --context perf.script.gz | flamediag flamegraph - > cpu.svg
+    flamediag collapse --all --context-frames perf.script.gz | flamediag flamegraph - > cpu.svg
     flamediag flamegraph out.folded --title "web1 03:15 CPU" > cpu.svg
     flamediag flamegraph out.folded --highlight zone-reclaim='(__)?(zone|node)_reclaim' \\
         --highlight spinlock='native_queued_spin_lock_slowpath' -o cpu.svg
     flamediag flamegraph big.folded --minwidth 0.5 -o big.svg     # elide more for huge inputs
+    flamediag flamegraph out.folded --inverted --colors blue -o icicle.svg
 """
 
 
@@ -41,6 +47,20 @@ def build_parser():
     parser.add_argument("--minwidth", type=float, default=0.1, metavar="PX",
                         help="elide frames narrower than this (default 0.1, as flamegraph.pl)")
     parser.add_argument("--countname", default="samples", metavar="NAME", help="unit in hover details")
+    parser.add_argument("--colors", default="java", choices=COLOR_SCHEMES, metavar="PALETTE",
+                        help="java (default: kernel orange, user red, JIT green, context violet) or one of "
+                             "flamegraph.pl's hot, mem, io, red, green, blue, yellow, purple, aqua, orange")
+    parser.add_argument("--inverted", action="store_true", help="icicle graph: root at the top")
+    parser.add_argument("--reverse", action="store_true", help="reverse each stack (leaf first), as flamegraph.pl")
+    parser.add_argument("--hash", action="store_true",
+                        help="colours by function name (always on here; kept for flamegraph.pl command lines)")
+    parser.add_argument("--height", type=int, default=16, metavar="PX", help="frame height (default 16)")
+    parser.add_argument("--fontsize", type=float, default=12, metavar="PT", help="font size (default 12)")
+    parser.add_argument("--notes", metavar="TEXT", help="a note kept as a comment in the SVG")
+    parser.add_argument("--no-merge-unknown", dest="merge_unknown", action="store_false",
+                        help="keep runs of [unknown] frames as they are")
+    parser.add_argument("--no-cap", dest="cap_towers", action="store_false",
+                        help="never cut thin deep towers")
     parser.add_argument("-o", "--output", default="-", metavar="SVG", help="write here (default: stdout)")
     return parser
 
@@ -96,6 +116,8 @@ def main(argv) -> int:
     args = build_parser().parse_args(argv)
     if args.width < 100 or args.minwidth < 0:
         raise UserError("--width must be >= 100 and --minwidth >= 0", exitcodes.USAGE)
+    if not 4 <= args.height <= 200 or not 4 <= args.fontsize <= 100:
+        raise UserError("--height must be 4..200 px and --fontsize 4..100", exitcodes.USAGE)
     highlights = [parse_highlight(spec, i) for i, spec in enumerate(args.highlight)]
     problems = Problems()
     with open_input(args.input) as stream:
@@ -104,8 +126,10 @@ def main(argv) -> int:
         warn("flamegraph", f"warning: {problems.sentence()}")
     if not stacks:
         raise UserError("no stacks found: give folded stacks (`a;b;c 12` lines), e.g. from flamediag collapse")
-    svg = render_svg(stacks, title=args.title, subtitle=args.subtitle, highlights=highlights,
-                     width=args.width, minwidth=args.minwidth, count_name=args.countname)
+    options = Options(width=args.width, minwidth=args.minwidth, frame_height=args.height, font_size=args.fontsize,
+                      colors=args.colors, inverted=args.inverted, reverse=args.reverse, notes=args.notes,
+                      count_name=args.countname, merge_unknown=args.merge_unknown, cap_towers=args.cap_towers)
+    svg = render_svg(stacks, title=args.title, subtitle=args.subtitle, highlights=highlights, options=options)
     size = write_output(args.output, svg)
     elided = re.search(r"<!-- frames: (\d+), elided: (\d+) -->", svg)
     frames, dropped = (int(elided.group(1)), int(elided.group(2))) if elided else (count_frames(svg), 0)

@@ -1,12 +1,15 @@
 """flamediag redact — a copy of a bundle with host names, addresses and user names replaced."""
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from pathlib import Path
 
 from .. import exitcodes
 from ..bundle import open_bundle
 from ..cli import UserError, make_parser, safe_for_terminal
+from ..inputs import check_bundle_directory
 from ..redact import KINDS, redact_bundle
 
 DESCRIPTION = """\
@@ -48,7 +51,15 @@ def main(argv) -> int:
     out = Path(args.output) if args.output else None
     _check_output(source, out)
     with open_bundle(source) as bundle:
-        result = redact_bundle(bundle, source, out, keep_binary=args.keep_binary)
+        if "manifest.json" not in bundle.members:
+            raise UserError(f"{source}: not a flamediag bundle (no manifest.json): give the .tar.gz written by "
+                            "'flamediag capture' or its extracted directory")
+        try:
+            result = redact_bundle(bundle, source, out, keep_binary=args.keep_binary)
+        except OSError as err:
+            full = err.errno in (errno.ENOSPC, errno.EDQUOT)
+            raise UserError(f"{err.filename or out}: cannot write ({err.strerror}): choose another -o",
+                            exitcodes.PARTIAL if full else exitcodes.NOPERM)
     _report(source, result)
     return exitcodes.PARTIAL if result.failed else exitcodes.OK
 
@@ -56,6 +67,8 @@ def main(argv) -> int:
 def _check_output(source: Path, out) -> None:
     if not source.exists():
         raise UserError(f"{source}: no such bundle: give the .tar.gz written by 'flamediag capture'")
+    if source.is_dir():
+        check_bundle_directory(source, "give the .tar.gz written by 'flamediag capture' or its extracted directory")
     if out is None:
         return
     if out.exists() and out.resolve() == source.resolve():
@@ -64,6 +77,8 @@ def _check_output(source: Path, out) -> None:
         raise UserError(f"{out}: is a directory: give a file name such as {out}/ticket.tar.gz", exitcodes.USAGE)
     if not out.parent.is_dir():
         raise UserError(f"{out.parent}: no such directory: create it or choose another -o", exitcodes.USAGE)
+    if not os.access(out.parent, os.W_OK):
+        raise UserError(f"{out.parent}: not writable: choose another -o", exitcodes.NOPERM)
 
 
 def _report(source: Path, result) -> None:
