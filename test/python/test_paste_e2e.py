@@ -1,4 +1,5 @@
-"""Pasted tickets through `bin/flamediag diagnose FILE`: the finding each paste must produce."""
+"""Pasted tickets through `bin/flamediag diagnose FILE`: each test/fixtures/paste/<name>.txt with a
+<name>.expect.yaml beside it gives that expectation (format: expectations.py)."""
 from __future__ import annotations
 
 import json
@@ -7,36 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import cases
+from expectations import describe, unmet
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "fixtures" / "paste"
 FLAMEDIAG = ROOT / "bin" / "flamediag"
-
-# fixture -> the playbook that must rank first
-TOP_FINDING = {
-    "seed-003-zone-reclaim-ja.txt": "zone-reclaim",
-    "hand-perf2632-report-fractal-zone-reclaim.txt": "zone-reclaim",
-    "hand-crash-bt-a-zone-reclaim-rhel6.txt": "zone-reclaim",
-    "hand-soft-lockup-rhel6-zone-reclaim.txt": "zone-reclaim",
-    "hand-rcu-stall-soft-lockup-5x-node-reclaim.txt": "zone-reclaim",
-    "html-pre-soft-lockup-node-reclaim.txt": "zone-reclaim",
-    "hand-sysrq-l-clocksource-hpet-6x.txt": "slow-clocksource",
-    "hand-perf-top-rhel7-thp-compaction.txt": "thp-compaction",     # flat, corroborated by pasted THP lines
-    "real-perf61-report-callee-futex.txt": "futex-contention",
-    "real-perf61-report-caller-futex.txt": "futex-contention",
-    "real-perf61-report-children-futex.txt": "futex-contention",
-    "real-perf61-report-fractal-futex.txt": "futex-contention",
-    "md-quoted-fenced-perf61-report-callee-futex.txt": "futex-contention",
-    "mixed-ticket-futex-top-report-metrics.txt": "futex-contention",
-    "hand-bcc-profile-folded-futex.txt": "futex-contention",
-    "crlf-fenced-bcc-profile-folded-futex.txt": "futex-contention",
-    "real-bpftrace-kstack-futex.txt": "futex-contention",
-    "real-proc-stack-futex.txt": "futex-contention",
-    "md-fenced-perf-script-excerpt-futex.txt": "futex-contention",
-}
-# Flat profiles: no ancestry, so the futex finding heads the list (its distinctive frames) but
-# nothing may claim high confidence from a flat profile alone.
-FLAT = ["real-perf61-report-flat-futex.txt", "real-perf61-report-flat-children-futex.txt",
-        "real-perf61-top-futex.txt", "html-br-perf61-top-futex.txt"]
 
 
 def diagnose(name: str, tmp_path: Path):
@@ -50,22 +27,15 @@ def findings(out: Path):
     return json.loads((out / "findings.json").read_text())["findings"]
 
 
-@pytest.mark.parametrize("name", sorted(TOP_FINDING))
-def test_paste_diagnosed(name, tmp_path):
-    proc, out = diagnose(name, tmp_path)
+@pytest.mark.parametrize("paste", cases.paste_cases(), ids=lambda p: p.stem)
+def test_paste_gives_its_expectation(paste, tmp_path):
+    """Every test/fixtures/paste/<name>.txt with a <name>.expect.yaml beside it."""
+    assert paste.is_file(), f"{cases.expectation_path(paste).name} has no {paste.name} beside it"
+    proc, out = diagnose(paste.name, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    found = findings(out)
-    assert found and found[0]["id"] == TOP_FINDING[name], [f["id"] for f in found]
-
-
-@pytest.mark.parametrize("name", FLAT)
-def test_flat_paste_is_capped_and_still_names_the_culprit(name, tmp_path):
-    proc, out = diagnose(name, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    found = findings(out)
-    assert found and found[0]["id"] == "futex-contention"
-    assert all(f["confidence"] != "high" for f in found)
-    assert "no ancestry" in (out / "report.md").read_text()
+    doc = json.loads((out / "findings.json").read_text())
+    problems = unmet(doc, cases.case_expectation(paste), (out / "report.md").read_text())
+    assert not problems, f"{paste.name}: {'; '.join(problems)} ({describe(doc)})"
 
 
 def test_flat_paste_without_corroboration_is_at_most_medium(tmp_path):
