@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import exitcodes
-from .cli import UserError
+from . import errors
+from .errors import UserError
+from .magic import is_gzip, is_tar_block
 from .profile import Profile
 
-GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30
 STACK_COLLECTORS = ("perf.script", "bpf.profile")
@@ -67,7 +67,7 @@ def _gunzip_head(data: bytes) -> bytes:
 
 def sniff(head: bytes) -> str:
     """perf-script | folded | paste, from the first bytes of a text input."""
-    if head.startswith(GZIP_MAGIC):
+    if is_gzip(head):
         head = _gunzip_head(head)
     from . import folded, perfscript
 
@@ -150,7 +150,7 @@ def load(path_text: str) -> Input:
             head = handle.read(SNIFF_BYTES)
     except OSError as err:
         raise UserError(f"{path}: cannot read ({err.strerror}): check the path and permissions",
-                        exitcodes.NOPERM if isinstance(err, PermissionError) else exitcodes.DATAERR)
+                        errors.NOPERM if isinstance(err, PermissionError) else errors.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
     refuse_perf_data(path, head)
@@ -158,7 +158,7 @@ def load(path_text: str) -> Input:
     # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
     from .bundle import is_bundle
 
-    if is_bundle(path) or ((head.startswith(GZIP_MAGIC) or head[257:262] == b"ustar") and _is_tar(path)):
+    if is_bundle(path) or ((is_gzip(head) or is_tar_block(head)) and _is_tar(path)):
         return _load_bundle(path)
     kind = sniff(head)
     if kind == "paste":

@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-import yaml
 
 import cases
 from diagnose_helpers import ROOT, build_bundle, load_spec

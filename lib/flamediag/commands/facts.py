@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
-from .. import exitcodes
+from .. import errors
 from ..bundle import is_bundle, open_bundle
-from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
+from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..errors import UserError
 from ..facts import Facts, build_facts, build_facts_from_sections
 
 DESCRIPTION = """Print the facts the diagnosis reads (doc/facts.md): one `name = value` line each, with
@@ -84,11 +85,11 @@ def main(argv) -> int:
         pattern = re.compile(args.match) if args.match else None
     except re.error as err:
         raise UserError(f"--match {args.match!r} is not a valid regex ({err}); e.g. --match '^sysctl\\.'",
-                        exitcodes.USAGE)
+                        errors.USAGE)
     facts, problems = load_facts(Path(args.input))
     rows = selected(facts, pattern)
     if args.format == "json":
         sys.stdout.write(render_json(facts, rows, problems, with_series=pattern is None))
     else:
         sys.stdout.write(safe_for_terminal(render_text(facts, rows, problems)))
-    return exitcodes.OK
+    return errors.OK

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
-from .. import exitcodes
-from ..cli import UserError
+from .. import errors
+from ..errors import UserError
 from ..profile import Profile
 from . import kstack, perfreport, stacktext
 from .common import Block, plural
@@ -91,7 +91,7 @@ def read_paste(text: str) -> PasteResult:
     blocks = _blocks(lines)
     sections, section_lines = find_sections(lines)
     if not any(b.stacks for b in blocks):
-        raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", exitcodes.DATAERR)
+        raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)
     covered = set(section_lines)
     for block in blocks:
         covered.update(range(block.start, block.end))

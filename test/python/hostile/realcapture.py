@@ -8,19 +8,18 @@ real addresses are in the bundle.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import shutil
 import socket
 import subprocess
-import tarfile
 import threading
 import time
 from pathlib import Path
 from typing import List, Tuple
 
 import hostinfo
+from flamediag import bundlewriter
 
 # (collector, phase, path, argv)
 COMMANDS: List[Tuple[str, str, str, List[str]]] = [
@@ -82,11 +81,8 @@ def build(dest: Path, seconds: int = 1) -> Path:
         "complete": True, "end_signal": None, "collectors": collectors,
     }
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    _write_sums(root)
-    bundle = dest / f"{top}.tar.gz"
-    with tarfile.open(bundle, "w:gz") as tar:
-        tar.add(root / "manifest.json", f"{top}/manifest.json")
-        tar.add(root, top, filter=lambda info: None if info.name == f"{top}/manifest.json" else info)
+    bundlewriter.write_sums(root)
+    bundle = bundlewriter.write_tarball(dest / f"{top}.tar.gz", top, root)
     shutil.rmtree(root)
     return bundle
 
@@ -128,10 +124,3 @@ def _kernel_work(seconds: float) -> None:
     while time.monotonic() < deadline:
         with open("/proc/self/status", "rb") as handle:
             handle.read()
-
-
-def _write_sums(root: Path) -> None:
-    lines = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.relative_to(root).as_posix()}")
-    (root / "SHA256SUMS").write_text("\n".join(lines) + "\n")
