@@ -19,23 +19,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from datetime import datetime
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .manifest import IMPORTANT, Capture, interpret
 from .parsers import (audit, clocksource, cpufreq, dmesg, ethtool, interrupts, loadavg, memcg,
                       modparams, mpstat, nicirqs, numactl, numastat, pidstat, pressure, procstat,
                       procvmstat, schedknobs, softirqs, softnet, ss, sysctl, thp, tuned, vmstat)
 
 MPSTAT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "idle")
-# Collectors whose absence weakens a diagnosis: name -> what is lost.
-IMPORTANT = {
-    "mpstat": "per-CPU %sys/%soft unknown",
-    "sysctl": "kernel settings (vm.zone_reclaim_mode ...) unknown",
-    "proc.vmstat": "reclaim/compaction counters unknown",
-    "proc.softirqs": "per-CPU softirq counts unknown",
-    "numactl.hardware": "NUMA topology unknown",
-    "thp": "transparent huge page settings unknown",
-}
 
 
 class Facts:
@@ -89,10 +80,11 @@ class Facts:
 class _Source:
     """Reads one collector through the reader, parses it, and records provenance and notes."""
 
-    def __init__(self, reader, facts: Facts, pasted: bool = False):
+    def __init__(self, reader, facts: Facts, pasted: bool = False, capture: Optional[Capture] = None):
         self.reader = reader
         self.facts = facts
         self.pasted = pasted
+        self.capture = capture if capture is not None else interpret(None)
         self.interrupt_deltas = None  # (per-IRQ deltas, path, unverified) once proc.interrupts is read
 
     def parsed(self, name: str, parse, phase: Optional[str] = None, instance: Optional[str] = None):
@@ -140,18 +132,17 @@ class _Source:
             return False
 
 
-def build_facts(reader) -> Facts:
-    """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle)."""
+def build_facts(reader, capture: Optional[Capture] = None) -> Facts:
+    """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle); `capture` is its
+    interpreted manifest (manifest.interpret(reader.manifest) when not given)."""
     facts = Facts()
-    src = _Source(reader, facts)
-    manifest = getattr(reader, "manifest", None) or {}
-    if not isinstance(manifest, dict):
-        manifest = {}
-    _guarded(lambda s: _capture_facts(s, manifest), src, "capture facts")
+    capture = capture if capture is not None else interpret(getattr(reader, "manifest", None))
+    src = _Source(reader, facts, capture=capture)
+    _guarded(lambda s: _capture_facts(s, capture), src, "capture facts")
     for builder in BUILDERS:
         _guarded(builder, src)
-    _guarded(lambda s: _window_facts(s, manifest), src, "window facts")
-    _guarded(lambda s: _missing_collectors(s, manifest), src, "missing collector check")
+    _guarded(lambda s: _window_facts(s, capture), src, "window facts")
+    _guarded(lambda s: _missing_collectors(s, capture), src, "missing collector check")
     return facts
 
 
@@ -192,24 +183,21 @@ def _guarded(builder, src: _Source, label: Optional[str] = None) -> None:
         src.facts.warn(f"facts: {label} failed ({type(err).__name__}: {err}); those facts are missing")
 
 
-# --- capture / manifest ------------------------------------------------------------------------
+# --- capture / manifest (manifest.py interprets it; these are the facts it gives) -------------
 
-def _capture_facts(src: _Source, manifest: dict) -> None:
+def _capture_facts(src: _Source, capture: Capture) -> None:
     facts = src.facts
-    _kernel_facts(src, manifest)
-    if isinstance(manifest.get("cpus"), int) and not isinstance(manifest.get("cpus"), bool):
-        facts.set("cpus", manifest["cpus"], "manifest.json")
+    _kernel_facts(src, capture)
+    if capture.get("cpus") is not None:
+        facts.set("cpus", capture.get("cpus"), "manifest.json")
     else:
         _lscpu_cpus(src)
-    perf = manifest.get("perf") if isinstance(manifest.get("perf"), dict) else {}
-    if isinstance(perf.get("kernel_symbols"), str):
-        facts.set("perf.kernel_symbols", perf["kernel_symbols"], "manifest.json")
-    if isinstance(perf.get("lost_chunks"), int):
-        facts.set("perf.lost_chunks", perf["lost_chunks"], "manifest.json")
+    facts.set("perf.kernel_symbols", capture.kernel_symbols(), "manifest.json")
+    facts.set("perf.lost_chunks", capture.perf.get("lost_chunks"), "manifest.json")
 
 
-def _kernel_facts(src: _Source, manifest: dict) -> None:
-    release = manifest.get("kernel") if isinstance(manifest.get("kernel"), str) else None
+def _kernel_facts(src: _Source, capture: Capture) -> None:
+    release = capture.get("kernel")
     origin = "manifest.json"
     if not release:  # `uname -a`: Linux <host> <release> ...
         tokens = (src.reader.read_text("uname") or "").split()
@@ -230,57 +218,21 @@ def _lscpu_cpus(src: _Source) -> None:
 
 
 def why_cut_short(manifest: dict) -> str:
-    """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (cause unknown)."""
-    if manifest.get("end_signal"):
-        return f" by {manifest['end_signal']}"
-    if manifest.get("state") == "disk_full":
-        return " because its output directory filled up (ENOSPC)"
-    return ""
+    """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (manifest.py's rule)."""
+    return interpret(manifest).why_cut_short()
 
 
-def _window_facts(src: _Source, manifest: dict) -> None:
-    facts = src.facts
-    seconds = _window_seconds(manifest)
-    if seconds is not None:
-        facts.set("window.seconds", seconds, "manifest.json")
-    requested = manifest.get("duration_requested")
-    if manifest.get("complete") is False:
-        after = f" after {seconds:g} s" if seconds is not None else ""
-        facts.warn(f"capture interrupted{after}{why_cut_short(manifest)}: the window may miss the spike")
-    elif isinstance(requested, (int, float)) and seconds is not None and seconds < 0.8 * requested:
-        facts.warn(f"capture window {seconds:g} s is shorter than the requested {requested:g} s")
-    if manifest and seconds is None:
-        facts.warn("capture window length unknown (no duration_actual / start_utc / end_utc): rates not computed")
+def _window_facts(src: _Source, capture: Capture) -> None:
+    seconds = capture.window_seconds()
+    src.facts.set("window.seconds", None if seconds is None else float(seconds), "manifest.json")
 
 
-def _window_seconds(manifest: dict) -> Optional[float]:
-    actual = manifest.get("duration_actual")
-    if isinstance(actual, (int, float)) and not isinstance(actual, bool) and actual > 0:
-        return float(actual)
-    try:
-        start = datetime.strptime(manifest["start_utc"], "%Y-%m-%dT%H:%M:%SZ")
-        end = datetime.strptime(manifest["end_utc"], "%Y-%m-%dT%H:%M:%SZ")
-    except (KeyError, TypeError, ValueError):
-        return None
-    seconds = (end - start).total_seconds()
-    return seconds if seconds > 0 else None
-
-
-def _missing_collectors(src: _Source, manifest: dict) -> None:
-    """One sentence per collector the manifest says failed (with its reason); one sentence for
-    all the important ones simply absent from the bundle."""
-    listed = manifest.get("collectors")
-    collectors = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
-    absent = []
-    for name, loss in IMPORTANT.items():
-        if name in src.facts.collectors_read:
-            continue
-        entry = next((c for c in collectors if c.get("name") == name and c.get("status") != "ok"), None)
-        if entry:
-            why = f"{entry.get('status')}: {entry.get('reason') or 'no reason given'}"
-            src.facts.warn(f"{name} not captured ({why}): {loss}")
-        else:
-            absent.append(f"{name} ({loss})")
+def _missing_collectors(src: _Source, capture: Capture) -> None:
+    """One sentence for the important collectors simply absent from the bundle (those the manifest
+    says failed are the capture's own data-quality sentences, with the reason)."""
+    failed = {entry.get("name") for entry in capture.failed_collectors()}
+    absent = [f"{name} ({loss})" for name, loss in IMPORTANT.items()
+              if name not in src.facts.collectors_read and name not in failed]
     if absent:
         src.facts.warn("not in the bundle: " + "; ".join(absent))
 
@@ -411,8 +363,7 @@ def _procvmstat(src: _Source) -> None:
 
 
 def _rate_seconds(src: _Source) -> Optional[float]:
-    manifest = getattr(src.reader, "manifest", None) or {}
-    return _window_seconds(manifest) if isinstance(manifest, dict) else None
+    return src.capture.window_seconds()
 
 
 def _softirqs(src: _Source) -> None:

@@ -99,6 +99,12 @@ def read_paste(text: str) -> PasteResult:
     return _result(blocks, sections, skipped)
 
 
+def read_evidence(text: str) -> Dict[str, str]:
+    """Only the metric evidence of a paste (mpstat, vmstat, numactl, sysctl, THP ... sections),
+    unwrapped as read_paste() does: for `flamediag facts`, which needs no stacks."""
+    return find_sections(unwrap(text))[0]
+
+
 def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> PasteResult:
     with_ancestry = [b for b in blocks if not b.flat and b.stacks]
     used = with_ancestry or [b for b in blocks if b.stacks]
