@@ -141,24 +141,13 @@ def unsafe_name_reason(name: str) -> Optional[str]:
     return None
 
 
+# TarInfo predicate -> what the refusal calls it (links, devices and FIFOs are refused)
+_KINDS = (("issym", "symlink"), ("islnk", "hardlink"), ("ischr", "character device"), ("isblk", "block device"),
+          ("isfifo", "FIFO"), ("issparse", "sparse file"), ("isdir", "dir"), ("isreg", "file"))
+
+
 def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.issym():
-        return "symlink"
-    if member.islnk():
-        return "hardlink"
-    if member.ischr():
-        return "character device"
-    if member.isblk():
-        return "block device"
-    if member.isfifo():
-        return "FIFO"
-    if member.issparse():
-        return "sparse file"
-    if member.isdir():
-        return "dir"
-    if member.isreg():
-        return "file"
-    return f"type {member.type!r}"
+    return next((kind for test, kind in _KINDS if getattr(member, test)()), f"type {member.type!r}")
 
 
 class _Scan:
