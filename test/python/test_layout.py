@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "lib" / "flamediag"
 SHIPPED_PYTHON = sorted(PACKAGE.rglob("*.py")) + [ROOT / "samples" / "tools" / "make-sample"]
 # the shell side that runs Python (lib/install.bash only creates the installed tree's .venv)
-SHIPPED_SHELL = [ROOT / "bin" / "flamediag", ROOT / "lib" / "capture.bash", ROOT / "lib" / "python.bash",
+SHIPPED_SHELL = [ROOT / "bin" / "flamediag", *sorted(p for p in (ROOT / "lib").glob("*.bash") if p.name != "install.bash"),
                  *sorted((ROOT / "lib" / "capture").glob("*.bash"))]
 
 
