@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional
 
+from .safetar import hash_stream
+
 SUMS = "SHA256SUMS"
 MANIFEST = "manifest.json"
 
@@ -31,11 +33,8 @@ def sums_text(digests: Mapping[str, str]) -> bytes:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hash_stream(handle)
 
 
 def tree_files(tree: Path) -> List[str]:

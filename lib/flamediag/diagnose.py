@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from . import __version__, advice, headline as headlines, inputs, match, playbooks, report, scoring
+from .bundlewriter import file_sha256
 from .profile import Profile, is_idle
 from .report import Prose
 
@@ -84,22 +85,14 @@ def input_digest(source: str) -> Optional[str]:
     path = Path(source)
     try:
         if path.is_file():
-            return "sha256:" + _file_sha256(path)
+            return "sha256:" + file_sha256(path)
         if path.is_dir():
-            lines = [f"{_file_sha256(p)}  {p.relative_to(path).as_posix()}\n"
+            lines = [f"{file_sha256(p)}  {p.relative_to(path).as_posix()}\n"
                      for p in sorted(path.rglob("*")) if p.is_file() and not p.is_symlink()]
             return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
     except OSError:
         return None
     return None
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
