@@ -189,9 +189,24 @@ def _require_stacks(profile: Profile, where: str) -> None:
 
 def _load_stacks(path: Path, kind: str) -> Input:
     profile = _read_stream(path, kind)
-    _require_stacks(profile, str(path))
+    if not profile.records:
+        return _load_paste(path)     # an excerpt from a ticket (one sample, no closing blank line)
+    _mark_not_cpu(profile, path)
     return Input(display_name(path), kind, profile, EmptyFacts(), path.name,
                  notes=["no metrics in this input: corroborating checks are not captured"])
+
+
+def _mark_not_cpu(profile: Profile, path: Path) -> None:
+    """Off-CPU stacks (bcc offcputime -f, sched_switch recordings) are not CPU time."""
+    from .offcpu import offcpu_reason
+
+    with open(path, "rb") as handle:
+        head = handle.read(4096).decode("utf-8", errors="replace")
+    comments = "\n".join(line for line in head.split("\n") if line.startswith("#"))
+    reason = offcpu_reason(((r.frames[-1].name, r.weight) for r in profile if r.frames), comments)
+    if reason:
+        profile.not_cpu = reason
+        profile.data_quality.append(f"not a CPU profile, not diagnosed: {reason}")
 
 
 def _load_paste(path: Path) -> Input:

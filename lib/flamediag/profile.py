@@ -121,6 +121,7 @@ class Profile:
     events: Counter = field(default_factory=Counter)          # event name -> samples seen
     time_span: Optional[Tuple[float, float]] = None           # first/last sample timestamp
     origin: Optional[float] = None                            # timestamp of second 0
+    not_cpu: Optional[str] = None           # why the weights are not CPU time (off-CPU data): never diagnosed
 
     def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
             context: Optional[str] = None, pid: Optional[int] = None,

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
-from .common import Block, kernel_frames, plural
+from .common import ELISION, Block, Miss, kernel_frames, plural
 
 PREFIX = re.compile(
-    r"^(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"      # syslog: "Nov 22 07:00:00 host kernel: "
+    r"^(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
     r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
 )
 FRAME = re.compile(
@@ -105,7 +105,7 @@ class Trace:
         return tuple(n for n, _ in reversed(frames)), context
 
 
-def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Oops / NMI / lockup / hung-task / sysrq-l traces from a dmesg or console paste."""
     traces: List[Trace] = []
     current: Optional[Trace] = None
@@ -138,14 +138,14 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
             continue
         elif text.strip() == "" and current is not None and current.frames:
             current = None
-        elif not (text.strip() == "" or REGISTER.match(text) or from_log):
+        elif not (text.strip() == "" or REGISTER.match(text) or from_log or ELISION.match(text)):
             break
         index += 1
     writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
     stacks = [(t, *t.stack()) for t in traces if t not in writers]
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
-        return None
+        return Miss(max(index, start + 1))
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index)
     for trace, names, context in stacks:
@@ -208,7 +208,7 @@ def _section_after(text: str, section: str) -> str:
     return "" if name == "TASK" else "IRQ" if name in ("IRQ", "SOFTIRQ") else name
 
 
-def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_proc_stack(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Consecutive /proc/PID/stack dumps (`[<0>] func+0x../0x..`); a non-frame line ends one."""
     block = Block("proc-stack", start, start)
     comm = _comm_hint(lines[start - 1]) if start else ""
@@ -230,7 +230,7 @@ def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
     if names:
         block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
     if not block.stacks:
-        return None
+        return Miss(max(index, start + 1))
     block.end = index
     block.notes.append(f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
     return block
@@ -244,7 +244,7 @@ def _comm_hint(line: str) -> Optional[str]:
     return found[1] if found else ""
 
 
-def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_crash_bt(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """crash `bt` / `bt -a`: `PID: .. TASK: .. CPU: .. COMMAND: ".."` then `#N [sp] func at addr`."""
     block = Block("crash-bt", start, start)
     task = None
@@ -270,12 +270,12 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
                 task["frames"] = []            # crash's own NMI handler frames
             elif "IRQ" in what or "SOFTIRQ" in what:
                 task["irq_until"] = len(task["frames"])
-        elif not (line.strip() == "" or CRASH_NOISE.match(line)):
+        elif not (line.strip() == "" or CRASH_NOISE.match(line) or ELISION.match(line)):
             break
         index += 1
     _flush_crash(block, task)
     if not block.stacks:
-        return None
+        return Miss(max(index, start + 1))
     block.end = index
     block.notes.append(f"read crash bt: {plural(len(block.stacks), 'task stack')}")
     return block

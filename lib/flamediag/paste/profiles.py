@@ -1,0 +1,126 @@
+"""Several profiles in one paste (a run before and after a fix, a flat list next to its call
+graph, kernel traces next to a perf report, off-CPU output next to a CPU profile): which one
+is diagnosed.
+
+Weights of two profiles are never added: percentages of one run, sample counts of another and
+one-per-task traces do not mix. Blocks form profiles:
+- kernel traces (oops, lockups, crash bt, /proc/PID/stack, sysrq-l) together: each is one task;
+- a perf report / perf top block that starts with its own header or banner starts a profile,
+  one without (the same report cut by the author's prose) continues the report above it;
+- any other block joins the previous profile of the same format.
+
+The profile diagnosed is the first by these keys, in order:
+1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
+2. call stacks before flat lists (ancestry tells look-alikes apart);
+3. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
+4. the most kernel weight (share of the profile's weight whose leaf is a kernel frame): of a
+   before/after pair, the run that shows the kernel problem;
+5. the first pasted.
+Data quality names the profile used and why the others were left out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from .common import Block, plural
+
+TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
+REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top"})
+
+
+@dataclass
+class PasteProfile:
+    blocks: List[Block] = field(default_factory=list)
+
+    @property
+    def formats(self) -> List[str]:
+        return list(dict.fromkeys(b.fmt for b in self.blocks))
+
+    @property
+    def flat(self) -> bool:
+        return all(b.flat for b in self.blocks)
+
+    @property
+    def traces(self) -> bool:
+        return all(b.fmt in TRACE_FORMATS for b in self.blocks)
+
+    @property
+    def not_cpu(self) -> Optional[str]:
+        return next((b.not_cpu for b in self.blocks if b.not_cpu), None)
+
+    @property
+    def samples(self) -> Optional[int]:
+        return next((b.samples for b in self.blocks if b.samples), None)
+
+    def kernel_share(self) -> float:
+        total = kernel = 0.0
+        for block in self.blocks:
+            for frames, weight, _comm, _cpu, _ctx in block.stacks:
+                total += weight
+                kernel += weight if frames and frames[-1].kind == "kernel" else 0.0
+        return kernel / total if total else 0.0
+
+    def describe(self) -> str:
+        return f"{'/'.join(self.formats)}, {self.kernel_share() * 100:.0f} % kernel"
+
+
+def group(blocks: List[Block]) -> List[PasteProfile]:
+    """Blocks with stacks, gathered into the profiles they belong to (in paste order)."""
+    profiles: List[PasteProfile] = []
+    traces: Optional[PasteProfile] = None
+    for block in (b for b in blocks if b.stacks):
+        if block.fmt in TRACE_FORMATS:
+            if traces is None:
+                traces = PasteProfile()
+                profiles.append(traces)
+            traces.blocks.append(block)
+            continue
+        home = _continued(profiles, block)
+        if home is None:
+            home = PasteProfile()
+            profiles.append(home)
+        home.blocks.append(block)
+    return profiles
+
+
+def _continued(profiles: List[PasteProfile], block: Block) -> Optional[PasteProfile]:
+    if block.fmt in REPORT_FORMATS:
+        last = next((p for p in reversed(profiles) if not p.traces), None)
+        if block.header or last is None or not set(last.formats) <= REPORT_FORMATS:
+            return None
+        return last if last.flat == block.flat else None
+    return next((p for p in reversed(profiles) if p.formats == [block.fmt]), None)
+
+
+def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
+    """The profile to diagnose, and sentences on the ones left out."""
+    ranked = sorted(enumerate(profiles), key=lambda item: _rank(item[1], item[0]))
+    chosen = ranked[0][1]
+    left = [p for p in profiles if p is not chosen]
+    return chosen, _notes(chosen, left, len(profiles))
+
+
+def _rank(profile: PasteProfile, order: int):
+    return (profile.not_cpu is not None, profile.flat, profile.traces, -round(profile.kernel_share(), 3), order)
+
+
+def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[str]:
+    notes: List[str] = []
+    flat = [p for p in left if p.flat and not chosen.flat]
+    if flat:
+        kinds = ", ".join(sorted({f for p in flat for f in p.formats}))
+        notes.append(f"ignored {len(flat)} flat profile(s) ({kinds}): the pasted call stacks carry more")
+    offcpu = [p for p in left if p.not_cpu and not chosen.not_cpu]
+    if offcpu:
+        notes.append(f"ignored {plural(len(offcpu), 'profile')} that {'is' if len(offcpu) == 1 else 'are'} not CPU "
+                     f"time ({'; '.join(p.not_cpu or '' for p in offcpu)})")
+    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu]
+    if traces:
+        notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
+    peers = [p for p in left if p not in flat + offcpu + traces]
+    if peers:
+        why = "the most kernel weight" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
+        notes.append(f"{count} profiles in this paste (e.g. before/after): diagnosed the one with {why} "
+                     f"({chosen.describe()}), not " + "; ".join(p.describe() for p in peers))
+    return notes
