@@ -59,7 +59,7 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(kstack.read_proc_stack)
     if line.startswith("@") or line.startswith("Attaching ") and "probe" in line:
         readers.append(stacktext.read_bpftrace)
-    if stacktext.PERF_SCRIPT_HEADER.match(line):
+    if stacktext.PERF_SCRIPT_HEADER.match(line[:256]):
         readers.append(stacktext.read_perf_script)
     if ";" in line and stacktext.FOLDED.match(line.strip()):
         readers.append(stacktext.read_folded)

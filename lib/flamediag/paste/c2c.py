@@ -28,9 +28,10 @@ TITLE = re.compile(r"^\s*(?:Shared Cache Line Distribution Pareto|Shared Data Ca
                    r"Trace Event Information|Global Shared Cache Line Event Information|c2c details)\s*$")
 RULE = re.compile(r"^\s*[=-]{20,}\s*$")
 LINE = re.compile(r"^\s*\d+(?P<counts>(?:\s+\d+){1,8})\s+0x[0-9a-f]{6,}\s*$")
-ROW = re.compile(r"^\s*(?P<pcts>(?:\d+(?:[.,]\d+)?%\s+){2,})(?:0x)?[0-9a-f]+\s+.*?\[(?P<mark>[k.])\]\s+"
+ROW = re.compile(r"^\s*(?P<pcts>(?:\d+(?:[.,]\d+)?%\s+){2,})(?:0x)?[0-9a-f]+\s.*?\s\[(?P<mark>[k.])\]\s+"
                  r"(?P<sym>[^\s]+)")
-SUMMARY = re.compile(r"^\s*[A-Za-z][\w ()/-]*:\s*[\d.,]+%?\s*$")   # "Total records :  329219"
+SUMMARY = re.compile(r"^\s+[A-Za-z][\w ()/.,-]*?\s+:\s+\S")      # "  Total records         :  329219"
+TABLE_ROW = re.compile(r"^\s*\d+\s+0x[0-9a-f]{6,}\s+\d")            # Shared Data Cache Line Table: no symbols
 
 
 def starts_c2c(line: str) -> bool:
@@ -52,7 +53,7 @@ def read_c2c(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             rows += 1
             _add_row(block, row, counts)
         elif not (not line.strip() or line.lstrip().startswith("#") or RULE.match(line) or TITLE.match(line)
-                  or SUMMARY.match(line)):
+                  or SUMMARY.match(line) or TABLE_ROW.match(line)):
             break
         index += 1
     if not block.stacks:

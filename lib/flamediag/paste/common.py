@@ -93,7 +93,7 @@ def split_kernel_user(names: Sequence[str], leaf_kind: str = "kernel") -> Tuple[
             entry_at = index
     if entry_at is None:
         return tuple(Frame(n, kind_of_lone(n, leaf_kind)) for n in names)
-    user = [Frame(n, kind_of_lone(n, "user")) for n in names[:entry_at]]
+    user = [Frame(n, "kernel" if n in KERNEL_ENTRIES else kind_of_lone(n, "user")) for n in names[:entry_at]]
     kernel = [Frame(n, "kernel") for n in names[entry_at:]]
     return tuple(user + kernel)
 

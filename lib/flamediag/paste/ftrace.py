@@ -26,6 +26,7 @@ is read, drawn, and not diagnosed (`Block.not_cpu`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, Union
 
 from ..kernelnames import normalize
@@ -37,16 +38,18 @@ ARROW = re.compile(r"^\s*=>\s+(?:<(?P<user>[0-9a-f]{6,16})>|(?P<sym>[A-Za-z_][\w
                    r"(?:\s+\(?[0-9a-f]{6,16}\)?)?(?:\s+\[[\w.-]+\])?)\s*$")
 STACK_EVENT = re.compile(r"<(?:user )?stack trace\s*>")
 TASK_CPU = re.compile(r"^\s*(?P<comm>\S.*?)-(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s")
-GRAPH = re.compile(r"^(?P<prefix>.*?)(?:[+!#*@$]\s*)?(?:(?P<dur>\d+(?:\.\d+)?)\s+us\s*)?\|(?P<indent>\s*)"
-                   r"(?P<call>[A-Za-z_][\w.$]*\(\)\s*[{;]|\}|/\*.*\*/)(?P<tail>.*)$")
+# A function_graph line is cut at its last `|`: the call on the right, CPU and duration on the left.
+GRAPH_BODY = re.compile(r"^(?P<indent>\s*)(?P<call>[A-Za-z_][\w.$]*\(\)\s*[{;]|\}|/\*.*\*/)(?P<tail>.*)$")
 GRAPH_CPU = re.compile(r"(?:^|\s)\d{1,4}\)|funcgraph_(?:entry|exit)")
+DURATION = re.compile(r"\d+(?:\.\d+)?")
 GRAPH_OTHER = re.compile(r"^\s*(?:\d{1,4}\)\s+\S+-\d+\s+=>\s+\S+-\d+\s*|-{20,}|#.*|\d{1,4}\)\s.*(?:==========>|<==========).*)$")
 NOT_CPU = ("this is an ftrace function_graph trace: durations of the traced calls (wall-clock time, including "
            "time asleep), not CPU samples")
 
 
 def starts_ftrace(line: str) -> bool:
-    return bool(("=>" in line and ARROW.match(line)) or ("|" in line and _graph_line(line)))
+    return bool(("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
+                or ("|" in line and _graph_line(line)))
 
 
 def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
@@ -55,9 +58,24 @@ def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return _read_graph(lines, start)
 
 
-def _graph_line(line: str) -> Optional["re.Match[str]"]:
-    found = GRAPH.match(line)
-    return found if found and GRAPH_CPU.search(found["prefix"]) else None
+@dataclass
+class GraphLine:
+    indent: str
+    call: str
+    duration: Optional[float]
+
+
+def _graph_line(line: str) -> Optional[GraphLine]:
+    bar = line.rfind("|")
+    body = GRAPH_BODY.match(line[bar + 1:]) if bar >= 0 else None
+    if body is None or not GRAPH_CPU.search(line[:bar]):
+        return None
+    left = line[:bar].rstrip()
+    duration = None
+    if left.endswith("us"):
+        token = left[:-2].split()[-1:] or [""]
+        duration = float(token[0]) if DURATION.fullmatch(token[0]) else None
+    return GraphLine(body["indent"], body["call"], duration)
 
 
 # --- stack traces --------------------------------------------------------------------------
@@ -129,15 +147,15 @@ def _read_graph(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return block
 
 
-def _graph_call(block: Block, found: "re.Match[str]", open_calls: List[str]) -> List[str]:
-    depth = max(1, len(found["indent"]) // 2)
-    call = found["call"]
+def _graph_call(block: Block, found: GraphLine, open_calls: List[str]) -> List[str]:
+    depth = max(1, len(found.indent) // 2)
+    call = found.call
     above = open_calls[:depth - 1]
     if call.endswith("{"):
         return above + [normalize(call.split("(", 1)[0])]
-    if call.endswith(";") and found["dur"]:
+    if call.endswith(";") and found.duration:
         leaf = normalize(call.split("(", 1)[0])
         if leaf not in SWITCH_LEAVES:
             frames = tuple(Frame(n, "kernel") for n in above + [leaf])
-            block.stacks.append((frames, float(found["dur"]), "", None, None))
+            block.stacks.append((frames, found.duration, "", None, None))
     return open_calls if not call.startswith("}") else open_calls[:depth - 1]

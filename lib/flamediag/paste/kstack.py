@@ -52,8 +52,8 @@ HEADERS = (
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\s*\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
-                      r"\s*(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
+                      r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
 REPORTER = frozenset(
@@ -111,10 +111,12 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     current: Optional[Trace] = None
     section = ""
     sysrq = False
+    prefixed = False                               # the log's lines carry a syslog/dmesg prefix
     index = start
     while index < len(lines):
         text = PREFIX.sub("", lines[index])
         from_log = len(text) < len(lines[index])   # a dmesg/syslog line: part of the log even if unknown
+        prefixed = prefixed or from_log
         header = _header(text)
         if SYSRQ.search(text):
             sysrq = True
@@ -138,7 +140,8 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             continue
         elif text.strip() == "" and current is not None and current.frames:
             current = None
-        elif not (text.strip() == "" or REGISTER.match(text) or from_log or ELISION.match(text)):
+        elif not (text.strip() == "" or REGISTER.match(text) or from_log or ELISION.match(text)
+                  or (prefixed and _wrapped_tail(lines, index))):
             break
         index += 1
     writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
@@ -155,6 +158,15 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+def _wrapped_tail(lines: Sequence[str], index: int) -> bool:
+    """In a log whose every line carries its prefix, a line without one between two that have
+    it is the tail of the line above, wrapped by a mail client."""
+    if not lines[index].strip() or index + 1 >= len(lines):
+        return False
+    following = lines[index + 1]
+    return len(PREFIX.sub("", following)) < len(following)
 
 
 def _header(text: str):

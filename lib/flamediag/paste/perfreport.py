@@ -45,15 +45,17 @@ from ..profile import Frame
 from .common import ELISION, Block, Miss, clean_name, kind_of_lone, leaf_first, plural, split_kernel_user
 
 PCT = r"\d+(?:[.,]\d+)?"
-ENTRY = re.compile(
-    rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?(?:\s+(?P<num>\d+))?"
-    r"\s+(?P<mid>[^%]*?)??\s*\[(?P<mark>[k.gujH])\]\s+(?P<sym>\S.*?)(?:\s{2,}\S.*)?$"
-)
+# An entry is read in two steps (no regex backtracking over long whitespace runs): the
+# percentages (and a number: CPU or -n samples), then the first ` [k] ` marker; what lies
+# between is comm and dso, the symbol ends at a run of 2+ spaces (perf's column separator).
+ENTRY_HEAD = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?(?:\s+(?P<num>\d+)(?=\s))?(?=\s)")
+MARK = re.compile(r"(?:^|\s)\[(?P<mark>[k.gujH])\]\s")
+COLUMN_GAP = re.compile(r"\s{2,}")
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
-BANNER = re.compile(r"^\s*#?\s*(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b")
-COLUMNS = re.compile(r"^\s*#?\s*\[?(?:Overhead|Children)\]?\s")
+BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b")
+COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
 BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
 ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
@@ -95,13 +97,26 @@ class Entry:
         return bool(self.root.names or self.root.children)
 
 
+def _entry_parts(line: str):
+    """(head match, text between percentages and marker, marker, symbol) or None."""
+    head = ENTRY_HEAD.match(line)
+    if not head:
+        return None
+    rest = line[head.end():]
+    mark = MARK.search(rest)
+    if not mark or "%" in rest:
+        return None
+    symbol = COLUMN_GAP.split(rest[mark.end():].strip(), 1)[0]
+    return (head, rest[:mark.start()], mark["mark"], symbol) if symbol else None
+
+
 def is_entry(line: str) -> bool:
-    return bool(ENTRY.match(line))
+    return _entry_parts(line) is not None
 
 
 def starts_report(line: str) -> bool:
     """The cheap trigger: an entry, a header or banner, or a call-graph branch."""
-    return bool(ENTRY.match(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
+    return bool(is_entry(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
                 or line.startswith(("# To display the perf.data header", "# Total Lost Samples"))
                 or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None))
 
@@ -109,16 +124,16 @@ def starts_report(line: str) -> bool:
 def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
     """An entry line; `cpu_column` when the header names a CPU sort key (else a number
     after the percentages is the -n Samples column)."""
-    match = ENTRY.match(line)
-    if not match:
+    parts = _entry_parts(line)
+    if parts is None:
         return None
-    p1, p2 = number(match["p1"]), match["p2"]
-    mid = (match["mid"] or "").split()
+    head, between, mark, symbol = parts
+    p1, p2 = number(head["p1"]), head["p2"]
+    mid = between.split()
     dso = mid[-1] if mid else ""
-    cpu = int(match["num"]) if cpu_column and match["num"] else None
+    cpu = int(head["num"]) if cpu_column and head["num"] else None
     comm = " ".join(mid[:-1])
-    sym = clean_name(match["sym"])
-    return Entry(p1, number(p2) if p2 is not None else None, comm, dso, match["mark"], sym, cpu)
+    return Entry(p1, number(p2) if p2 is not None else None, comm, dso, mark, clean_name(symbol), cpu)
 
 
 def _loose_entry(lines: Sequence[str], index: int) -> Optional[Entry]:

@@ -32,18 +32,16 @@ REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-t
 @dataclass
 class PasteProfile:
     blocks: List[Block] = field(default_factory=list)
+    formats: List[str] = field(default_factory=list)
+    flat: bool = True
+    traces: bool = True
 
-    @property
-    def formats(self) -> List[str]:
-        return list(dict.fromkeys(b.fmt for b in self.blocks))
-
-    @property
-    def flat(self) -> bool:
-        return all(b.flat for b in self.blocks)
-
-    @property
-    def traces(self) -> bool:
-        return all(b.fmt in TRACE_FORMATS for b in self.blocks)
+    def add(self, block: Block) -> None:
+        self.blocks.append(block)
+        if block.fmt not in self.formats:
+            self.formats.append(block.fmt)
+        self.flat = self.flat and block.flat
+        self.traces = self.traces and block.fmt in TRACE_FORMATS
 
     @property
     def not_cpu(self) -> Optional[str]:
@@ -74,13 +72,13 @@ def group(blocks: List[Block]) -> List[PasteProfile]:
             if traces is None:
                 traces = PasteProfile()
                 profiles.append(traces)
-            traces.blocks.append(block)
+            traces.add(block)
             continue
         home = _continued(profiles, block)
         if home is None:
             home = PasteProfile()
             profiles.append(home)
-        home.blocks.append(block)
+        home.add(block)
     return profiles
 
 

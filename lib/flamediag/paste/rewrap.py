@@ -1,9 +1,9 @@
 """Join back lines a mail client wrapped (at 72-80 columns), where the tools' grammar says
 the second line can only be the tail of the first.
 
-    >>> rejoin(["   |           --50.32%", "--rwsem_down_write_slowpath"], 72)
+    >>> rejoin(["   |           --50.32%", "--rwsem_down_write_slowpath"])
     ['   |           --50.32%--rwsem_down_write_slowpath']
-    >>> rejoin([" [<ffffffff8113f2e0>]", "shrink_inactive_list+0x2f0/0x740"], 72)
+    >>> rejoin([" [<ffffffff8113f2e0>]", "shrink_inactive_list+0x2f0/0x740"])
     [' [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740']
 
 The rules (a wrapped tail always starts at column 0):
@@ -14,8 +14,13 @@ The rules (a wrapped tail always starts at column 0):
 - kernel traces: a frame never starts with its offset or module (`+0x1a/0x40`, `[ext4]`),
   and `sym+0x../0x..` alone follows an address-only head `[<ffffffff...>]`; the
   `CPU: N PID: N Comm: x Tainted: ...` line always ends in the release and `#build`.
-- a perf report entry or graph line cut inside its symbol (hard wrapping at the paste's
-  widest line): a lone identifier at column 0 after a line that fills the width.
+- a perf report entry cut before or after its `[k]`/`[.]` marker (the symbol, or marker and
+  symbol, alone at column 0), and perf's column header cut in its padding.
+- hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
+  widest, each followed by text; the line after one of them continues it, wherever the cut fell
+  (inside a symbol, inside the padding).
+- syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
+  that have it is the tail of the one above.
 """
 from __future__ import annotations
 
@@ -38,27 +43,66 @@ _MODULE_TAIL = re.compile(r"^\[[\w.-]+\]\s*$")
 _FRAME_END = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+\s*$")
 _CPU_LINE = re.compile(r"\bCPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: .*(?:Not tainted|Tainted:[ A-Z]*)\s*$")
 _RELEASE_TAIL = re.compile(r"^\d+\.\d+\S* #\d+")
-_ENTRY_OR_NAME = re.compile(r"(?:%\s.*\[[k.]\]\s+\S+|^[\s|]+(?:--" + PCT + r"--)?[A-Za-z_][\w.]*)$")
-_WORD_TAIL = re.compile(r"^[A-Za-z0-9_.$]{1,48}$")
+_MARK_END = re.compile(r"%\s.*\s\[[k.gujH]\]$")                 # an entry cut right after its `[k]`
+_WORD_TAIL = re.compile(r"^[A-Za-z0-9_.$]{1,128}$")
+_ENTRY_HEAD = re.compile(r"^[-+]?\s*" + PCT + r"(?:\s+" + PCT + r")?\s+\S")      # `  12.10%  java  [kernel]`
+_MARK_TAIL = re.compile(r"^\[[k.gujH]\]\s+\S")                                 # `[k] finish_task_switch`
+_HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 # perf report's column header
+_HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
+_SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
 
 
-def rejoin(lines: List[str], width: int) -> List[str]:
-    """The lines with wrapped tails joined to their heads; `width` is the paste's widest line."""
+def rejoin(lines: List[str]) -> List[str]:
+    """The lines with wrapped tails joined to their heads."""
+    hard = _hard_width(lines)
     out: List[str] = []
-    for line in lines:
-        joined = _join(out, line, width) if out and line[:1] not in ("", " ", "\t") else None
+    segment = 0                            # length of the last physical line joined into out[-1]
+    for index, line in enumerate(lines):
+        joined = None
+        if out and hard and segment == hard and line.strip():
+            joined = out[-1] + line        # cut at a fixed width, wherever it fell
+        elif out and line[:1] not in ("", " ", "\t"):
+            joined = _join(out, line)
+            if joined is None and _log_tail(out[-1], lines, index):
+                joined = out[-1].rstrip() + " " + line
         if joined is None:
             out.append(line)
         else:
             out[-1] = joined
+        segment = len(line)
     return out
+
+
+def _hard_width(lines: List[str]) -> int:
+    """The width a paste was cut at (`fold -w 80`, a web archive's fixed columns): several
+    lines exactly as long as the longest one, each followed by more text. 0 when not cut."""
+    width = max((len(line) for line in lines), default=0)
+    if not 60 <= width <= MAX_HARD_WRAPPED:
+        return 0
+    full = [len(following) for line, following in zip(lines, lines[1:]) if len(line) == width and following.strip()]
+    tails = sum(1 for length in full if length < width)
+    # A fixed-width table (mpstat, ps) has many full lines too, but each followed by another full one.
+    return width if tails >= 3 and tails > len(full) - tails else 0
+
+
+def _log_tail(head: str, lines: List[str], index: int) -> bool:
+    """Every line of a syslog carries `Mon dd hh:mm:ss host kernel:`: one without it, between
+    two that have it (a few tails may follow each other), is the tail of the line above."""
+    if not _SYSLOG.match(head) or _SYSLOG.match(lines[index]) or len(head) > MAX_JOINED:
+        return False
+    for following in lines[index + 1:index + 4]:
+        if not following.strip():
+            return False
+        if _SYSLOG.match(following):
+            return True
+    return False
 
 
 MAX_JOINED = 2000          # tool lines are shorter; longer ones are not worth a regex pass
 MAX_HARD_WRAPPED = 400
 
 
-def _join(out: List[str], tail: str, width: int) -> Optional[str]:
+def _join(out: List[str], tail: str) -> Optional[str]:
     head = out[-1]
     stripped = head.rstrip()
     if len(head) > MAX_JOINED or len(tail) > MAX_JOINED:
@@ -80,8 +124,12 @@ def _join(out: List[str], tail: str, width: int) -> Optional[str]:
         return stripped + " " + tail
     if _CPU_LINE.search(stripped) and _RELEASE_TAIL.match(tail):
         return stripped + " " + tail
-    if MAX_HARD_WRAPPED >= len(head) >= width - 2 >= 58 and _WORD_TAIL.match(tail) and _ENTRY_OR_NAME.search(stripped):
-        return stripped + tail
+    if stripped.endswith("]") and _MARK_END.search(stripped) and _WORD_TAIL.match(tail.rstrip()):
+        return stripped + " " + tail
+    if _MARK_TAIL.match(tail) and _ENTRY_HEAD.match(stripped) and "[" not in stripped[-4:]:
+        return head + tail if head.endswith(" ") else stripped + " " + tail
+    if _HEADER_HEAD.match(stripped) and _HEADER_TAIL.match(tail):
+        return head + tail if head.endswith(" ") else stripped + " " + tail
     return None
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import re
-from typing import List, Optional, Sequence, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from .. import folded as folded_reader
 from .. import perfscript
@@ -123,13 +123,13 @@ def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """A perf script chunk: event lines followed by tab/space-indented frame lines. Whether it
     is one is decided from its first lines, before the run is scanned (a long run of event-like
     lines without frames costs one pass, not one pass per line)."""
-    head = "\n".join(lines[start:start + 4]).encode("utf-8", "surrogateescape")
+    head = "\n".join(line[:512] for line in lines[start:start + 4]).encode("utf-8", "surrogateescape")
     if not perfscript.is_perf_script(head):
         return Miss(start + 1)
     index = start
     while index < len(lines):
         line = lines[index]
-        if not (PERF_SCRIPT_HEADER.match(line) or line.startswith((" ", "\t")) and line.strip()
+        if not (PERF_SCRIPT_HEADER.match(line[:256]) or line.startswith((" ", "\t")) and line.strip()
                 or line.strip() == "" or line.startswith("#")):
             break
         index += 1
@@ -163,22 +163,24 @@ def read_bcc_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Consecutive bcc multi-line stacks, each ending in an indented count line."""
     block = Block("bcc-stacks", start, start)
     index = start
+    scanned = start + 1
     while index < len(lines):
         if not lines[index].strip() or ELISION.match(lines[index]):
             index += 1
             continue
-        end = _bcc_stack(lines, index, block)
+        end, scanned = _bcc_stack(lines, index, block)
         if end is None:
             break
         index = block.end = end
     if not block.stacks:
-        return Miss(max(index, start + 1))
+        return Miss(max(scanned, start + 1))
     block.notes.append(f"read bcc multi-line stacks: {plural(len(block.stacks), 'stack')}")
     return block
 
 
-def _bcc_stack(lines: Sequence[str], index: int, block: Block) -> Optional[int]:
-    """One stack into `block`; the index after its count line, or None when it is not one."""
+def _bcc_stack(lines: Sequence[str], index: int, block: Block) -> Tuple[Optional[int], int]:
+    """One stack into `block`: (the index after its count line, or None when it is not one;
+    how far it looked — no stack starts before a line that is not part of one)."""
     kernel_part: List[str] = []
     user_part: List[str] = []
     part, comm, addresses = kernel_part, "", {}
@@ -189,16 +191,16 @@ def _bcc_stack(lines: Sequence[str], index: int, block: Block) -> Optional[int]:
             part = user_part
         elif BCC_COUNT.match(line):
             return _bcc_finish(block, kernel_part, user_part, part is user_part, comm, addresses,
-                               float(BCC_COUNT.match(line)["count"]), index + 1)
+                               float(BCC_COUNT.match(line)["count"]), index + 1), index + 1
         elif BCC_COMM.match(line):
             comm = BCC_COMM.match(line)["comm"]
         elif frame:
             part.append(frame["sym"])
             addresses[len(kernel_part) + len(user_part) - 1] = frame["addr"]
         else:
-            return None
+            return None, index
         index += 1
-    return None
+    return None, index
 
 
 def _bcc_finish(block: Block, kernel_part: List[str], user_part: List[str], delimited: bool, comm: str,

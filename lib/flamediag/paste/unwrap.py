@@ -28,8 +28,9 @@ _BREAK_TAG = re.compile(r"<br\s*/?>|</?(?:p|div)(?:\s[^<>]*)?>", re.I)
 _FORMAT_TAG = re.compile(r"</?(?:pre|code|span|tt|b|i|em|strong|font|blockquote)(?:\s[^<>]*)?>", re.I)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 _PIPE = re.compile(r"^[ \t]{0,3}\|(?: |$)")
+_MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| `, a column percentage, a frame offset.
-_PIPE_TEXT = re.compile(r"^[ \t]{0,3}\|(?: [^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
+_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
@@ -44,12 +45,12 @@ def unwrap(text: str) -> List[str]:
     raw = text.split("\n")
     lines = _strip_pipes([_QUOTE.sub("", line) for line in raw])
     lines = [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
-    width = max((len(line) for line in raw), default=0)
-    return [line.rstrip() for line in rejoin(lines, width)]
+    return [line.rstrip() for line in rejoin(lines)]
 
 
 def _strip_pipes(lines: List[str]) -> List[str]:
-    """Remove `| ` quote markers from each run of lines that all carry one and hold text."""
+    """Remove `| ` quote markers (and `>` mixed in: `| > |`) from each run of lines that all
+    carry one and hold text: as many markers as every line of the run has."""
     out = list(lines)
     index = 0
     while index < len(lines):
@@ -59,11 +60,25 @@ def _strip_pipes(lines: List[str]) -> List[str]:
         end = index
         while end < len(lines) and _PIPE.match(lines[end]):
             end += 1
-        if end - index >= 2 and any(_PIPE_TEXT.match(line) for line in lines[index:end]):
-            for at in range(index, end):
-                out[at] = _QUOTE.sub("", _PIPE.sub("", lines[at], count=1))
+        run = [_markers(line) for line in lines[index:end]]
+        depth = min((len(found) for found, rest in run if rest.strip()), default=1)
+        cut = [rest if not rest.strip() else "".join(found[depth:]) + rest for found, rest in run]
+        if end - index >= 2 and any(_QUOTED_TEXT.match(line) for line in cut):
+            out[index:end] = cut
         index = end
     return out
+
+
+def _markers(line: str):
+    """(the leading quote markers, the rest of the line)."""
+    found = []
+    position = 0
+    while True:
+        marker = _MARKER.match(line, position)
+        if not marker or marker.end() == position:
+            return found, line[position:]
+        found.append(marker[0])
+        position = marker.end()
 
 
 def _unhtml(text: str) -> str:
