@@ -5,7 +5,8 @@
     [('_raw_spin_lock', 12.5), ('shrink_node', 1.0)]
 
 A symbol is: perf's `[k] sym`, a kernel frame `sym+0x1a/0x30`, crash's `#6 [addr] sym at addr`,
-or a line holding only an indented `snake_case` name. Its weight is the percentage on its line,
+or an indented `snake_case` name alone on its line (numbers around it allowed: a rank, a
+share, a count). Its weight is the percentage on its line,
 else the count when the line is just `sym count` / `count sym`, else 1. Each symbol is a
 one-frame stack: the layout (and so the ancestry) is unknown, Data quality says so.
 """
@@ -21,9 +22,10 @@ from .common import Block, plural
 _MARKED = re.compile(r"\[k\]\s+(?P<sym>[A-Za-z_][\w.$]*)")
 _OFFSET = re.compile(r"(?<![\w.$])(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
 _CRASH = re.compile(r"#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+")
-_BARE = re.compile(r"^\s+(?P<sym>[A-Za-z_][A-Za-z0-9]*_[\w.$]*)\s*$")
+_NUMBER = r"\d+(?:[.,]\d+)?%?"
+_BARE = re.compile(r"^\s+(?:" + _NUMBER + r"\s+){0,2}(?P<sym>[A-Za-z_][A-Za-z0-9]*_[\w.$]*)(?:\s+" + _NUMBER + r"){0,2}\s*$")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)%")
-_COUNTED = re.compile(r"^\s*(?:(?P<a>\d+)\s+\S+|\S+\s+(?P<b>\d+))\s*$")
+_COUNTED = re.compile(r"^\s*(?:(?P<a>\d+)\s+[A-Za-z_]\S*|[A-Za-z_]\S*\s+(?P<b>\d+))\s*$")
 MAX_LINE = 2000
 
 

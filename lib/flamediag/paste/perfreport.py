@@ -80,6 +80,11 @@ class Chain:
     names: List[str] = field(default_factory=list)
     children: List["Chain"] = field(default_factory=list)
     abs: float = 0.0
+    fold: str = ""                        # TUI marker on its last name: `+` folded, `-` open
+
+    def hidden_below(self) -> bool:
+        """The TUI folded what lies below (`+`), or the screen ended before it (`-`, nothing under)."""
+        return self.fold == "+" or (self.fold == "-" and not self.children)
 
 
 @dataclass
@@ -166,7 +171,7 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     elif not any(e.has_graph() for e in entries):
         block = _flat_block(entries, start, scan.index, "perf-report-flat")
     else:
-        block = _graph_block(entries, start, scan.index)
+        block = _graph_block(entries, start, scan.index, scan.perftop)
     block.samples, block.header, block.unit = scan.samples, scan.header, "percent"
     return block
 
@@ -205,13 +210,15 @@ class _Scan:
                 self.screens.append([])
             self.chains, self.header = [], self.header or not seen_entries
             return True
+        if (BANNER.match(line) or COLUMNS.match(line)) and seen_entries:
+            return False                   # the next report's own header: another profile
         if BANNER.match(line):
             self._banner(line)
-            self.header = self.header or not seen_entries
+            self.header = True
             return True
         if COLUMNS.match(line):
             self.cpu_column = bool(re.search(r"\sCPU\s", line + " "))
-            self.header = self.header or not seen_entries
+            self.header = True
             return True
         if HEADER.match(line):
             return True
@@ -271,9 +278,9 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     if tui and len(tui[1]) > 0:
         rail, pct, name = len(tui[1]), tui[3], tui[4].strip()
         if pct is not None:
-            return _open_branch(stack, rail, number(pct), name)
+            return _open_branch(stack, rail, number(pct), name, fold=tui[2])
         _pop_to(stack, rail)
-        return _append(stack, name)
+        return _append(stack, name, fold=tui[2])
     leaf = TUI_LEAF.match(line)
     if leaf:
         return _open_branch(stack, len(leaf[1]) - 2, number(leaf[2]), leaf[3].strip())
@@ -285,14 +292,14 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     return _append(stack, content.strip())
 
 
-def _open_branch(stack: List[Chain], rail: int, pct: float, name: str) -> bool:
+def _open_branch(stack: List[Chain], rail: int, pct: float, name: str, fold: str = "") -> bool:
     if not SYMBOL.match(name):
         return False
     _pop_to(stack, rail)
     chain = Chain(rail=rail, pct=pct, parent=stack[-1])
     stack[-1].children.append(chain)
     stack.append(chain)
-    return _append(stack, name)
+    return _append(stack, name, fold)
 
 
 def _pop_to(stack: List[Chain], column: int) -> None:
@@ -300,11 +307,12 @@ def _pop_to(stack: List[Chain], column: int) -> None:
         stack.pop()
 
 
-def _append(stack: List[Chain], name: str) -> bool:
+def _append(stack: List[Chain], name: str, fold: str = "") -> bool:
     if not SYMBOL.match(name) or not re.search(r"\w", name):
         return False
     if name not in NO_FRAME:
         stack[-1].names.append(clean_name(name))
+        stack[-1].fold = fold
     return True
 
 
@@ -325,8 +333,9 @@ def _is_relative(root: Chain, entry_pct: float) -> bool:
     return relative_misfit < absolute_misfit
 
 
-def _paths(entry: Entry, weight: float) -> List[Tuple[List[str], float]]:
-    """(names in graph order, absolute weight) for every place a chain ends or thins out."""
+def _paths(entry: Entry, weight: float, seen_only: bool = False) -> List[Tuple[List[str], float]]:
+    """(names in graph order, absolute weight) for every place a chain ends or thins out;
+    `seen_only` leaves out what the TUI hid below a chain (its weight ends further down)."""
     relative = _is_relative(entry.root, entry.pct)
     entry.root.abs = weight
     out: List[Tuple[List[str], float]] = []
@@ -346,7 +355,7 @@ def _paths(entry: Entry, weight: float) -> List[Tuple[List[str], float]]:
         # What the branches leave is still known to run through this chain (below the
         # --percent-limit, or the chain's own samples): keep it as a shorter stack.
         rest = chain.abs - below
-        if rest > chain.abs * 0.001 + 1e-9 and names:
+        if rest > chain.abs * 0.001 + 1e-9 and names and not (seen_only and chain.hidden_below()):
             out.append((names, rest))
     return out
 
@@ -415,7 +424,7 @@ def _orphan_paths(entries: Sequence[Entry]) -> List[Tuple[List[str], float, str]
         tree = _callee_tree(entry)
         if tree is None:
             continue
-        for names, weight in _paths(tree, tree.pct):
+        for names, weight in _paths(tree, tree.pct, seen_only=True):
             leaf = names[-1]
             if leaf in present:
                 continue
@@ -433,7 +442,7 @@ def _fill_fragment(entry: Entry) -> None:
         entry.pct = min(100.0, sum(c.pct or 0 for c in entry.root.children)) or 100.0
 
 
-def _graph_block(entries: List[Entry], start: int, end: int) -> Block:
+def _graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) -> Block:
     for entry in entries:
         _fill_fragment(entry)
     children_mode = any(e.self_pct is not None for e in entries)
@@ -448,7 +457,7 @@ def _graph_block(entries: List[Entry], start: int, end: int) -> Block:
             _to_self_chains(entry)
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
     used = [e for e in entries if (e.self_pct if callers_of_children else e.pct)]
-    block = Block("perf-report-callgraph", start, end)
+    block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end)
     folded = 0
     for entry in used:
         own = entry.self_pct if callers_of_children else entry.pct
@@ -464,7 +473,8 @@ def _graph_block(entries: List[Entry], start: int, end: int) -> Block:
         block.stacks.append((split_kernel_user(names, leaf_kind), weight, comm, None, None))
     layout = ("--children, callee order (callers of each entry, weighted by Self)" if callers_of_children
               else "--children (self call chains)" if children_mode else f"{orientation} graph")
-    block.notes.append(f"read perf report --stdio {layout} ({plural(graphs, 'call graph')})")
+    tool = f"perf top -g (last of {plural(perftop, 'screen')})" if perftop else "perf report"
+    block.notes.append(f"read {tool} {layout} ({plural(graphs, 'call graph')})")
     if orphans:
         block.notes.append(f"{plural(len(orphans), 'stack')} taken from --children callee trees: their leaves have "
                            "no entry of their own in the paste (cut, or below --percent-limit)")

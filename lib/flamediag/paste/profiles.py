@@ -13,8 +13,8 @@ The profile diagnosed is the first by these keys, in order:
 1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
 2. call stacks before flat lists (ancestry tells look-alikes apart);
 3. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
-4. the most kernel weight (share of the profile's weight whose leaf is a kernel frame): of a
-   before/after pair, the run that shows the kernel problem;
+4. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
+   outside the idle loop): of a before/after pair, the run that shows the kernel problem;
 5. the first pasted.
 Data quality names the profile used and why the others were left out.
 """
@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from ..profile import StackRecord, context_of, is_idle
 from .common import Block, plural
 
 TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
-REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top"})
+REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top", "perf-top-callgraph"})
 
 
 @dataclass
@@ -35,6 +36,7 @@ class PasteProfile:
     formats: List[str] = field(default_factory=list)
     flat: bool = True
     traces: bool = True
+    number: int = 0                       # its place in the paste, from 1
 
     def add(self, block: Block) -> None:
         self.blocks.append(block)
@@ -52,15 +54,19 @@ class PasteProfile:
         return next((b.samples for b in self.blocks if b.samples), None)
 
     def kernel_share(self) -> float:
+        """Busy kernel time (kernel leaf, not the idle loop) as a share of the profile."""
         total = kernel = 0.0
         for block in self.blocks:
-            for frames, weight, _comm, _cpu, _ctx in block.stacks:
+            for frames, weight, comm, cpu, context in block.stacks:
                 total += weight
-                kernel += weight if frames and frames[-1].kind == "kernel" else 0.0
+                if frames and frames[-1].kind == "kernel" and \
+                        not is_idle(StackRecord(frames, weight, comm, cpu, context or context_of(frames))):
+                    kernel += weight
         return kernel / total if total else 0.0
 
     def describe(self) -> str:
-        return f"{'/'.join(self.formats)}, {self.kernel_share() * 100:.0f} % kernel"
+        return (f"profile {self.number} ({'/'.join(self.formats)}, "
+                f"{self.kernel_share() * 100:.0f} % busy in the kernel)")
 
 
 def group(blocks: List[Block]) -> List[PasteProfile]:
@@ -93,6 +99,8 @@ def _continued(profiles: List[PasteProfile], block: Block) -> Optional[PasteProf
 
 def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
     """The profile to diagnose, and sentences on the ones left out."""
+    for number, profile in enumerate(profiles, 1):
+        profile.number = number
     ranked = sorted(enumerate(profiles), key=lambda item: _rank(item[1], item[0]))
     chosen = ranked[0][1]
     left = [p for p in profiles if p is not chosen]
@@ -118,7 +126,7 @@ def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[s
         notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
     peers = [p for p in left if p not in flat + offcpu + traces]
     if peers:
-        why = "the most kernel weight" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
-        notes.append(f"{count} profiles in this paste (e.g. before/after): diagnosed the one with {why} "
-                     f"({chosen.describe()}), not " + "; ".join(p.describe() for p in peers))
+        why = "the most busy kernel time" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
+        notes.append(f"{count} profiles in this paste (e.g. before/after), never added together: diagnosed "
+                     f"the one with {why}, {chosen.describe()}; not " + ", ".join(p.describe() for p in peers))
     return notes

@@ -1,0 +1,283 @@
+"""read_paste on the layouts tickets really carry: quoting, mail wrapping, TUI screens, extra
+columns, other tools' stack formats, several profiles in one paste, off-CPU data, and the
+last-resort reader. Each fixture is named after its quirk (test/fixtures/paste/README.md)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT / "test" / "python"))
+
+from flamediag.cli import UserError  # noqa: E402
+from flamediag.paste import read_paste  # noqa: E402
+
+FIXTURES = ROOT / "test" / "fixtures" / "paste"
+REALWORLD = ROOT / "test" / "fixtures" / "realworld"
+
+
+def paste(name: str):
+    return read_paste((FIXTURES / name).read_text(encoding="utf-8", errors="replace"))
+
+
+def reading(result):
+    """What a reading amounts to: weight per (frames, comm, cpu)."""
+    weights: Counter = Counter()
+    for record in result.profile:
+        weights[(record.names(), record.comm, record.cpu)] += round(record.weight, 6)
+    return weights
+
+
+def ordered(names, *wanted) -> bool:
+    position = -1
+    for frame in wanted:
+        if frame not in names[position + 1:]:
+            return False
+        position = names.index(frame, position + 1)
+    return True
+
+
+def leaf_weights(result) -> Counter:
+    weights: Counter = Counter()
+    for record in result.profile:
+        weights[record.names()[-1]] += record.weight
+    return weights
+
+
+# --- quoting and wrapping: the same output, read the same -------------------------------
+
+@pytest.mark.parametrize("wrapped,plain", [
+    ("pipe-quoted-perf61-report-sort-cpu-pipes.txt", "real-perf61-report-sort-cpu-pipes.txt"),
+    ("mixed-prefix-quoted-perf61-report-callee-futex.txt", "real-perf61-report-callee-futex.txt"),
+    ("mail-wrapped-72-perf61-report-caller-futex.txt", "real-perf61-report-caller-futex.txt"),
+    ("hard-wrapped-80-perf61-report-flat-children-futex.txt", "real-perf61-report-flat-children-futex.txt"),
+    ("comma-decimals-perf61-report-flat-futex.txt", "real-perf61-report-flat-futex.txt"),
+])
+def test_wrapped_or_quoted_output_reads_like_the_plain_one(wrapped, plain):
+    got, want = paste(wrapped), paste(plain)
+    assert got.formats == want.formats
+    assert reading(got) == reading(want)
+
+
+def test_mail_wrapped_branches_go_back_under_their_parent():
+    """A branch cut after its rails lost its column: the separator line above gives it back."""
+    text = "\n".join(["   |--51.81%--inode_permission", "   |          |",
+                      "   |           --51.36%--kernfs_iop_permission", "   |                     |",
+                      "   |", "--50.41%--down_write", "   |                                |",
+                      "   |", "--49.31%--osq_lock"])
+    (record,) = [r for r in read_paste(text).profile if r.names()[-1] == "osq_lock"]
+    assert record.names() == ("inode_permission", "kernfs_iop_permission", "down_write", "osq_lock")
+    assert record.weight == pytest.approx(49.31)
+
+
+def test_mail_wrapped_syslog_soft_lockup():
+    result = paste("mail-wrapped-syslog-kernel-prefix-soft-lockup-rhel7-futex.txt")
+    assert result.formats == ["oops"]
+    (record,) = list(result.profile)
+    assert (record.comm, record.cpu) == ("java", 12)
+    assert record.names()[-1] == "native_queued_spin_lock_slowpath"      # the wrapped RIP line
+    assert ordered(record.names(), "system_call_fastpath", "SyS_futex", "futex_wake", "_raw_spin_lock")
+
+
+def test_html_crash_bt_with_elided_frames_keeps_both_ends_of_each_stack():
+    result = paste("html-br-crash-bt-a-elided-frames-zone-reclaim-rhel6.txt")
+    assert result.formats == ["crash-bt"]
+    by_cpu = {r.cpu: r.names() for r in result.profile}
+    assert set(by_cpu) == {0, 3, 5}
+    assert ordered(by_cpu[3], "system_call_fastpath", "vfs_write", "zone_reclaim", "_spin_lock_irq")
+    assert "ext4_da_write_begin" not in by_cpu[3]                      # cut by the author: "..."
+
+
+# --- perf report / perf top in their other shapes ---------------------------------------------
+
+def test_tui_screen_with_scroll_bar_glyphs_and_fold_markers():
+    result = paste("real-perf61-report-tui-screen-scrollbar-futex.txt")
+    assert result.formats == ["perf-report-callgraph"]
+    names = {n for r in result.profile for n in r.names()}
+    assert not any("\u2592" in n or "\u25c6" in n for n in names)
+    graph = [r.names() for r in result.profile if len(r.names()) > 1]
+    assert graph == [("schedule", "__schedule", "finish_task_switch")]   # `+ schedule`: callers folded
+    folded = leaf_weights(result)
+    assert folded["_raw_spin_unlock_irqrestore"] == pytest.approx(10.41 * 10)   # `+` entry, "Samples: 1K"
+
+
+def test_tui_dump_of_children_report_counts_each_sample_once():
+    result = paste("real-perf61-report-tui-dump-children-futex.txt")
+    assert result.formats == ["perf-report-callgraph"]
+    stacks = {r.names(): r.weight for r in result.profile}
+    wake = ("syscall", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "__x64_sys_futex", "do_futex",
+            "futex_wake", "wake_up_q", "try_to_wake_up", "_raw_spin_unlock_irqrestore")
+    assert stacks[wake] == pytest.approx(9.81)
+    assert sum(stacks.values()) <= 60.06 + 0.01                          # never more than the top entry's Children
+
+
+def test_perf_top_g_tui_screen_leaves_what_the_screen_cut_unattributed():
+    result = paste("real-perf61-top-g-tui-screen-futex.txt")
+    assert result.formats == ["perf-top-callgraph"]
+    leaves = leaf_weights(result)
+    # `- 23.42% entry_SYSCALL_64_after_hwframe` is the last line: its subtree is off screen.
+    assert leaves["entry_SYSCALL_64_after_hwframe"] < 1
+    assert leaves["_raw_spin_unlock_irqrestore"] > 0
+
+
+def test_perf_top_stdio_g_reads_the_last_screen():
+    result = paste("real-perf61-top-stdio-g-futex.txt")
+    assert result.formats == ["perf-top-callgraph"]
+    assert any("last of 3 screens" in note for note in result.notes)
+    assert any(ordered(r.names(), "futex_wake", "try_to_wake_up", "_raw_spin_unlock_irqrestore") for r in result.profile)
+
+
+def test_children_entries_whose_stack_starts_at_a_raw_address():
+    result = paste("real-perf61-report-children-hex-roots-futex.txt")
+    hex_rooted = [r for r in result.profile if r.frames[0].name.startswith("0x")]
+    assert any(r.names()[-1] == "_PyEval_EvalFrameDefault" for r in hex_rooted)
+    assert all(r.frames[0].kind == "user" for r in hex_rooted)
+    assert leaf_weights(result)["_raw_spin_unlock_irqrestore"] == pytest.approx(10.41 * 10, abs=0.5)
+
+
+def test_entries_without_a_symbol_column_are_read_with_their_graph():
+    result = paste("real-perf61-report-sort-comm-futex.txt")     # perf report --sort comm
+    assert result.formats == ["perf-report-callgraph"]
+    hammer = [r for r in result.profile if r.comm == "futex_hammer"]
+    # the branches shown (--percent-limit 5 hid the rest of the entry's 63.21 %, whose frames are unknown)
+    assert sum(r.weight for r in hammer) == pytest.approx((12.96 + 10.41 + 6.86 + 6.56) * 10, abs=1)
+    assert any(r.names()[-1] == "finish_task_switch" and ordered(r.names(), "futex_wait", "schedule") for r in hammer)
+
+
+def test_srcline_column_is_not_part_of_the_symbol():
+    result = paste("real-perf61-report-srcline-futex.txt")
+    assert {r.names()[0] for r in result.profile} >= {"finish_task_switch", "_raw_spin_unlock_irqrestore"}
+
+
+def test_old_events_banner_gives_the_sample_count():
+    result = paste("hand-perf2632-report-fractal-zone-reclaim.txt")    # "# Events: 48K cycles"
+    assert any("48000 samples" in note for note in result.notes)
+
+
+# --- other tools --------------------------------------------------------------------------------
+
+def test_perf_c2c_pareto_weighs_rows_by_the_line_counts():
+    result = paste("hand-perf-c2c-pareto-futex-hash-bucket.txt")
+    assert result.formats == ["perf-c2c"] and result.profile.ancestry is False
+    weights = leaf_weights(result)
+    # RmtHitm, LclHitm, L1 Hit, L1 Miss shares times the line's 765, 1452, 2741, 62
+    assert weights["_raw_spin_lock"] == pytest.approx(.6105 * 765 + .5854 * 1452 + .5582 * 2741 + .4839 * 62)
+    assert weights["futex_wake"] == pytest.approx(.0536 * 765 + .0524 * 1452)
+
+
+def test_function_graph_is_read_but_is_not_cpu_time():
+    result = paste("hand-ftrace-function-graph-futex-wait.txt")
+    assert result.formats == ["ftrace-function-graph"]
+    assert "function_graph" in result.profile.not_cpu
+    stacks = {r.names(): r.weight for r in result.profile}
+    lock = ("futex_wait", "__futex_wait", "futex_wait_setup", "futex_q_lock", "_raw_spin_lock")
+    assert stacks[lock] == pytest.approx(0.180 + 12.806)
+    assert not any(names[-1] == "schedule" for names in stacks)          # a leaf that slept is no CPU time
+
+
+# --- several profiles, unknown layouts ----------------------------------------------------------
+
+def test_before_after_diagnoses_the_run_with_the_kernel_problem():
+    result = paste("before-after-two-perf61-reports-futex-quiet.txt")
+    assert {r.names()[-1] for r in result.profile} >= {"_raw_spin_unlock_irqrestore"}
+    assert "pv_native_safe_halt" not in {r.names()[-1] for r in result.profile}     # the "after" run
+    assert any(note.startswith("2 profiles in this paste") and "profile 1" in note for note in result.notes)
+
+
+def test_profiles_are_never_added_together():
+    before = "# Samples: 1K of event 'cycles'\n# Overhead  Command  Shared Object  Symbol\n" \
+             "    60.00%  a  [kernel.kallsyms]  [k] _raw_spin_lock\n"
+    after = "# Samples: 1K of event 'cycles'\n# Overhead  Command  Shared Object  Symbol\n" \
+            "    10.00%  a  [kernel.kallsyms]  [k] _raw_spin_lock\n    80.00%  a  a  [.] main\n"
+    result = read_paste(before + "\n" + after)
+    assert result.profile.total() == pytest.approx(600)
+
+
+def test_last_resort_reads_symbols_of_an_unknown_layout():
+    result = paste("unrecognised-layout-dashboard-top-functions-futex.txt")
+    assert result.formats == ["unrecognised-layout"] and result.profile.ancestry is False
+    weights = leaf_weights(result)
+    assert weights["_raw_spin_lock"] == pytest.approx(12.0)
+    assert any(note.startswith("layout not recognised") for note in result.notes)
+
+
+def test_prose_without_frame_like_lines_still_has_no_stacks():
+    with pytest.raises(UserError):
+        paste("no-stacks-mpstat-prose.txt")
+
+
+def test_every_real_world_case_is_read_by_a_layout_reader():
+    """No real ticket paste ends in "no stacks found", nor needs the last-resort reader."""
+    import realworld
+
+    for case in realworld.load_cases(REALWORLD):
+        ticket, _ = case.parts()
+        result = read_paste(ticket)
+        assert "unrecognised-layout" not in result.formats, case.path.name
+
+
+# --- linear reading (hostile input, issue 18 defect 6) ------------------------------------------
+
+def _read_in_subprocess(text: str, tmp_path: Path, timeout: int) -> subprocess.CompletedProcess:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from flamediag.paste import read_paste\n"
+            "from flamediag.cli import UserError\n"
+            "try:\n    r = read_paste(open(sys.argv[2]).read()); print(','.join(r.formats))\n"
+            "except UserError:\n    print('no stacks')\n")
+    return subprocess.run([sys.executable, "-c", code, str(ROOT / "lib"), str(path)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_oops_then_many_event_lines_is_read_in_one_pass(tmp_path):
+    """An oops then 30000 `java 1 1.5: xN` lines (perf script without -g): each line was
+    rescanned to the end of the run (2.3 / 9.5 / 28.9 s for 2000 / 4000 / 8000 lines)."""
+    text = ("BUG: soft lockup - CPU#3 stuck for 22s! [java:1234]\nCall Trace:\n _raw_spin_lock+0x1e/0x30\n"
+            + "".join(f"java 1 1.5: x{i}\n" for i in range(30000)))
+    done = _read_in_subprocess(text, tmp_path, timeout=60)
+    assert done.stdout.strip() == "oops", done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "Call Trace:\n" + " ? f+0x1/0x2\n" * 30000,                     # frames a trace reader drops
+    "    foo_bar\n" * 30000,                                        # bcc-like frames without a count
+    "# cat /proc/1/stack\n" * 30000,
+    'PID: 1 TASK: ffff8 CPU: 0 COMMAND: "x"\n' * 30000,
+    ("x" * 70 + "\n" + "--1.0%--a\n") * 15000,                      # graph fragments between prose
+    (" " * 5000 + "|\n") * 300,                                     # long whitespace runs
+    "    12.00%" + " " * 100000 + "x\n",
+    ">" * 20000 + " | " * 20000 + "  12.00%  a  [k] b\n",
+])
+def test_long_runs_are_read_in_one_pass(text, tmp_path):
+    done = _read_in_subprocess(text, tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_fuzz_long_whitespace_and_mixed_prefixes_never_raise():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    prefix = st.sampled_from(["", "> ", ">> ", "> > ", "| ", "> | ", "|", " | ", "\t"])
+    body = st.sampled_from(["    12.50%  java  [kernel.kallsyms]  [k] _raw_spin_lock", "            |",
+                            "            ---_raw_spin_lock", "               |--50.00%--futex_wake",
+                            "--1.00%--x", " _raw_spin_lock+0x1e/0x30", "Call Trace:", "kernel: ", "x" * 80,
+                            " => futex_wake", " 0)   0.1 us    |  f();", "    -   a (1)", "        3", ""])
+    spaces = st.integers(min_value=0, max_value=3000).map(lambda n: " " * n)
+    line = st.tuples(prefix, spaces, body, spaces).map("".join)
+
+    @hypothesis.settings(max_examples=120, deadline=None)
+    @hypothesis.given(st.lists(line, max_size=40).map("\n".join))
+    def never_raises(text):
+        try:
+            result = read_paste(text)
+        except UserError as error:
+            assert error.code == 65
+            return
+        assert all(r.frames and r.weight >= 0 for r in result.profile)
+
+    never_raises()
