@@ -198,12 +198,13 @@ def _load_stacks(path: Path, kind: str) -> Input:
 
 def _mark_not_cpu(profile: Profile, path: Path) -> None:
     """Off-CPU stacks (bcc offcputime -f, sched_switch recordings) are not CPU time."""
-    from .offcpu import offcpu_reason
+    from .offcpu import has_waker_separator, offcpu_reason
 
     with open(path, "rb") as handle:
         head = handle.read(4096).decode("utf-8", errors="replace")
     comments = "\n".join(line for line in head.split("\n") if line.startswith("#"))
-    reason = offcpu_reason(((r.frames[-1].name, r.weight) for r in profile if r.frames), comments)
+    reason = offcpu_reason(((r.frames[-1].name, r.weight) for r in profile if r.frames), comments,
+                           has_waker_separator(r.names() for r in profile))
     if reason:
         profile.not_cpu = reason
         profile.data_quality.append(f"not a CPU profile, not diagnosed: {reason}")

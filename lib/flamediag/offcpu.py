@@ -33,11 +33,20 @@ SWITCH_LEAVES = frozenset(
 )
 OFFCPU_TOOL = re.compile(r"\b(offcputime(?:\.bt|\.py)?|offwaketime|wakeuptime|off-?cpu ?time)\b", re.I)
 SHARE = 0.9
+WAKER_SEPARATOR = "--"
 
 
-def offcpu_reason(leaves: Iterable[Tuple[str, float]], head: str = "") -> Optional[str]:
+def has_waker_separator(stacks: Iterable[Iterable[str]]) -> bool:
+    return any(WAKER_SEPARATOR in names for names in stacks)
+
+
+def offcpu_reason(leaves: Iterable[Tuple[str, float]], head: str = "", waker_separator: bool = False) -> Optional[str]:
     """Why these (leaf frame name, weight) pairs are off-CPU data, or None for CPU samples.
-    `head` is the text printed above the stacks (tool header, command line)."""
+    `head` is the text printed above the stacks (tool header, command line);
+    `waker_separator` when a stack holds offwaketime's `--` frame."""
+    if waker_separator:
+        return ("this is off-CPU time: offwaketime output (`--` joins each blocked stack to its waker's), "
+                "whose weights are time spent blocked, not CPU samples")
     tool = OFFCPU_TOOL.search(head)
     if tool:
         return (f"this is off-CPU time: {tool[1]} output, whose weights are time spent blocked "

@@ -15,26 +15,14 @@ from flamediag.facts import build_facts_from_sections  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
 from flamediag.paste.unwrap import unwrap  # noqa: E402
 
-FIXTURES = ROOT / "test" / "fixtures" / "paste"
+sys.path.insert(0, str(ROOT / "test" / "python"))
 
-
-def paste(name: str):
-    return read_paste((FIXTURES / name).read_text(encoding="utf-8", errors="replace"))
+from paste_helpers import FIXTURES, ordered, paste  # noqa: E402
 
 
 def stacks(result):
     """(names root->leaf, weight) per record, heaviest first."""
     return sorted(((r.names(), r.weight) for r in result.profile), key=lambda s: -s[1])
-
-
-def ordered(names, *wanted) -> bool:
-    """Every wanted frame is in the stack, root side first, in this order."""
-    position = -1
-    for frame in wanted:
-        if frame not in names[position + 1:]:
-            return False
-        position = names.index(frame, position + 1)
-    return True
 
 
 # --- the seed: RHEL 6 perf report TUI excerpt inside Japanese prose ------------------
@@ -296,15 +284,39 @@ def test_random_text_never_raises_anything_but_user_error():
     @hypothesis.settings(max_examples=150, deadline=None)
     @hypothesis.given(st.lists(alphabet, max_size=80).map("".join))
     def never_crashes(text):
-        try:
-            result = read_paste(text)
-        except UserError as error:
-            assert error.code == 65
-            return
-        assert result.profile.total() >= 0
-        assert all(r.frames for r in result.profile)
+        reads_or_finds_no_stacks(text)
 
     never_crashes()
+
+
+def reads_or_finds_no_stacks(text: str) -> None:
+    """A paste is read into weighted stacks, or refused with exit code 65: nothing else."""
+    try:
+        result = read_paste(text)
+    except UserError as error:
+        assert error.code == 65
+        return
+    assert all(r.frames and r.weight >= 0 for r in result.profile)
+
+
+def test_fuzz_long_whitespace_and_mixed_prefixes_never_raise():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    prefix = st.sampled_from(["", "> ", ">> ", "> > ", "| ", "> | ", "|", " | ", "\t"])
+    body = st.sampled_from(["    12.50%  java  [kernel.kallsyms]  [k] _raw_spin_lock", "            |",
+                            "            ---_raw_spin_lock", "               |--50.00%--futex_wake",
+                            "--1.00%--x", " _raw_spin_lock+0x1e/0x30", "Call Trace:", "kernel: ", "x" * 80,
+                            " => futex_wake", " 0)   0.1 us    |  f();", "    -   a (1)", "        3", ""])
+    spaces = st.integers(min_value=0, max_value=3000).map(lambda n: " " * n)
+    line = st.tuples(prefix, spaces, body, spaces).map("".join)
+
+    @hypothesis.settings(max_examples=120, deadline=None)
+    @hypothesis.given(st.lists(line, max_size=40).map("\n".join))
+    def never_raises(text):
+        reads_or_finds_no_stacks(text)
+
+    never_raises()
 
 
 def test_sort_cpu_column_gives_each_stack_its_cpu():

@@ -16,13 +16,10 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 
 from flamediag.cli import UserError  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
+from paste_helpers import ordered, paste  # noqa: E402
 
-FIXTURES = ROOT / "test" / "fixtures" / "paste"
 REALWORLD = ROOT / "test" / "fixtures" / "realworld"
-
-
-def paste(name: str):
-    return read_paste((FIXTURES / name).read_text(encoding="utf-8", errors="replace"))
+FIXTURES = ROOT / "test" / "fixtures" / "paste"
 
 
 def reading(result):
@@ -31,15 +28,6 @@ def reading(result):
     for record in result.profile:
         weights[(record.names(), record.comm, record.cpu)] += round(record.weight, 6)
     return weights
-
-
-def ordered(names, *wanted) -> bool:
-    position = -1
-    for frame in wanted:
-        if frame not in names[position + 1:]:
-            return False
-        position = names.index(frame, position + 1)
-    return True
 
 
 def leaf_weights(result) -> Counter:
@@ -170,6 +158,66 @@ def test_perf_c2c_pareto_weighs_rows_by_the_line_counts():
     assert weights["futex_wake"] == pytest.approx(.0536 * 765 + .0524 * 1452)
 
 
+def test_bcc_multiline_stacks_with_delimiter():
+    result = paste("hand-bcc-profile-multiline-delimited-futex.txt")
+    assert result.formats == ["bcc-stacks"] and result.profile.not_cpu is None
+    top = max(result.profile, key=lambda r: r.weight)
+    assert top.comm == "futex_hammer" and top.names()[-1] == "_raw_spin_unlock_irqrestore"
+    assert top.frames[0].name == "syscall" and top.frames[0].kind == "user"      # below `--`
+    assert all(f.kind == "kernel" for f in top.frames[1:])
+
+
+def test_old_bcc_profile_with_addresses_takes_kinds_from_them():
+    ticket = (REALWORLD / "127-none-bcc-profile-default-format-idle-dd.txt").read_text().split("# ---\n", 1)[1]
+    result = read_paste(ticket)
+    assert result.formats == ["bcc-stacks"]
+    dd = [r for r in result.profile if r.comm.startswith("dd")][0]
+    assert dd.weight == 4 and dd.names()[-1] == "__clear_user"
+    assert dd.frames[0].kind == "user" and dd.frames[-1].kind == "kernel"
+
+
+def test_ftrace_stack_traces_one_per_event_without_the_tracer_frames():
+    result = paste("real-ftrace-stacktrace-trigger-sched-wakeup-futex.txt")
+    assert result.formats == ["ftrace-stack"]
+    assert result.profile.total() == 12                                  # 12 events
+    assert all(r.comm == "futex_hammer" and r.cpu in (0, 1) for r in result.profile)
+    leaves = {r.names()[-1] for r in result.profile}
+    assert leaves <= {"try_to_wake_up", "ttwu_do_activate"}               # not __traceiter_sched_wakeup
+    assert all(ordered(r.names(), "futex_wake", "wake_up_q") for r in result.profile)
+
+
+def test_bpftrace_map_keyed_by_perf_kstack_and_comm():
+    result = paste("real-bpftrace-kstack-perf-comm-futex.txt")           # bpftrace's own ERROR line included
+    assert result.formats == ["bpftrace-kstack"]
+    assert {r.comm for r in result.profile} == {"futex_hammer"}
+    assert any(r.names()[-2:] == ("_raw_spin_lock", "__pv_queued_spin_lock_slowpath") for r in result.profile)
+
+
+def test_off_cpu_data_is_recognised_by_the_tool_header():
+    result = paste("hand-bcc-offcputime-multiline-futex.txt")
+    assert result.formats == ["bcc-stacks"]
+    assert result.profile.not_cpu.startswith("this is off-CPU time")
+
+
+def test_off_cpu_data_is_recognised_by_its_frames():
+    """offcputime -f without its command line: every stack ends where its task was switched out."""
+    ticket = (REALWORLD / "129-none-bcc-offcputime-folded-offcpu-trap.txt").read_text().split("# ---\n", 1)[1]
+    without_prompt = "\n".join(line for line in ticket.split("\n") if not line.startswith("#"))
+    result = read_paste(without_prompt)
+    assert "switched out" in result.profile.not_cpu
+    assert read_paste(paste_text("real-bpftrace-kstack-futex.txt")).profile.not_cpu is None
+
+
+def test_offwaketime_separator_marks_off_cpu_data():
+    folded = ("bash;entry_SYSCALL_64;do_syscall_64;do_wait;schedule;--;try_to_wake_up;do_notify_parent;do_exit;sleep 1200\n"
+              "sshd;entry_SYSCALL_64;do_select;schedule_hrtimeout_range;--;hrtimer_wakeup;__hrtimer_run_queues;swapper/0 8000\n")
+    assert "off-CPU" in read_paste(folded).profile.not_cpu
+
+
+def paste_text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8", errors="replace")
+
+
 def test_function_graph_is_read_but_is_not_cpu_time():
     result = paste("hand-ftrace-function-graph-futex-wait.txt")
     assert result.formats == ["ftrace-function-graph"]
@@ -256,28 +304,3 @@ def test_oops_then_many_event_lines_is_read_in_one_pass(tmp_path):
 def test_long_runs_are_read_in_one_pass(text, tmp_path):
     done = _read_in_subprocess(text, tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
-
-
-def test_fuzz_long_whitespace_and_mixed_prefixes_never_raise():
-    hypothesis = pytest.importorskip("hypothesis")
-    from hypothesis import strategies as st
-
-    prefix = st.sampled_from(["", "> ", ">> ", "> > ", "| ", "> | ", "|", " | ", "\t"])
-    body = st.sampled_from(["    12.50%  java  [kernel.kallsyms]  [k] _raw_spin_lock", "            |",
-                            "            ---_raw_spin_lock", "               |--50.00%--futex_wake",
-                            "--1.00%--x", " _raw_spin_lock+0x1e/0x30", "Call Trace:", "kernel: ", "x" * 80,
-                            " => futex_wake", " 0)   0.1 us    |  f();", "    -   a (1)", "        3", ""])
-    spaces = st.integers(min_value=0, max_value=3000).map(lambda n: " " * n)
-    line = st.tuples(prefix, spaces, body, spaces).map("".join)
-
-    @hypothesis.settings(max_examples=120, deadline=None)
-    @hypothesis.given(st.lists(line, max_size=40).map("\n".join))
-    def never_raises(text):
-        try:
-            result = read_paste(text)
-        except UserError as error:
-            assert error.code == 65
-            return
-        assert all(r.frames and r.weight >= 0 for r in result.profile)
-
-    never_raises()

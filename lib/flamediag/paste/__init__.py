@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Sequence, Union
 
 from .. import exitcodes
 from ..cli import UserError
-from ..offcpu import offcpu_reason
+from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
 from . import c2c, ftrace, kstack, lastresort, perfreport, profiles, stacktext
 from .common import Block, Miss, plural
@@ -125,7 +125,8 @@ def _mark_offcpu(block: Block, lines: Sequence[str]) -> None:
         return
     above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()]
     leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
-    block.not_cpu = offcpu_reason(leaves, "\n".join(above[-3:]))
+    separated = has_waker_separator([f.name for f in frames] for frames, *_ in block.stacks)
+    block.not_cpu = offcpu_reason(leaves, "\n".join(above[-3:]), separated)
 
 
 def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> PasteResult:

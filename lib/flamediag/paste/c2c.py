@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
-from .common import Block, Miss, plural
+from .common import Block, Miss, finish, plural
 
 TITLE = re.compile(r"^\s*(?:Shared Cache Line Distribution Pareto|Shared Data Cache Line Table|"
                    r"Trace Event Information|Global Shared Cache Line Event Information|c2c details)\s*$")
@@ -56,13 +56,10 @@ def read_c2c(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                   or SUMMARY.match(line) or TABLE_ROW.match(line)):
             break
         index += 1
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read perf c2c Pareto: {plural(rows, 'row')} (code addresses); weights are cache-line accesses "
-                       "(HITM loads and stores on contended lines), not CPU samples")
-    block.notes.append("flat profile: no ancestry, confidence capped at medium")
-    return block
+    return finish(block, start, index,
+                  f"read perf c2c Pareto: {plural(rows, 'row')} (code addresses); weights are cache-line "
+                  "accesses (HITM loads and stores on contended lines), not CPU samples",
+                  "flat profile: no ancestry, confidence capped at medium")
 
 
 def _add_row(block: Block, row: "re.Match[str]", counts: Optional[List[int]]) -> None:

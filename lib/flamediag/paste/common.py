@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -51,6 +51,15 @@ class Miss:
     paste is read once, never rescanned from every line of a long run that is not its format."""
 
     resume: int
+
+
+def finish(block: Block, start: int, end: int, *notes: str) -> Union[Block, Miss]:
+    """The block read from `start` up to `end`; a Miss up to `end` when it holds no stack."""
+    if not block.stacks:
+        return Miss(max(end, start + 1))
+    block.end = end
+    block.notes.extend(notes)
+    return block
 
 
 # Lines an author puts where they cut output: they keep a block open, frames are missing there.

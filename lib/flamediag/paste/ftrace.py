@@ -8,7 +8,9 @@ or perf-tools such as `tcpretrans -s` (innermost first; the line above names the
      => tcp_ack+0x1a/0x40
      => kfree_skb (ffffffff81234567)
 
-Each stack is one traced event: weight 1, the shares are shares of events.
+Each stack is one traced event: weight 1, the shares are shares of events. The tracer's own
+frames at the innermost end (`trace_event_raw_event_*`, `__traceiter_*`, `perf_trace_*`) are
+dropped: the event happened in the function below them.
 
 function_graph (the `function_graph` tracer, perf-tools `funcgraph`, `trace-cmd report`):
 
@@ -32,10 +34,12 @@ from typing import List, Optional, Sequence, Union
 from ..kernelnames import normalize
 from ..offcpu import SWITCH_LEAVES
 from ..profile import Frame
-from .common import ELISION, Block, Miss, plural
+from .common import ELISION, Block, Miss, finish, plural
 
 ARROW = re.compile(r"^\s*=>\s+(?:<(?P<user>[0-9a-f]{6,16})>|(?P<sym>[A-Za-z_][\w.$]*)(?:\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)?"
                    r"(?:\s+\(?[0-9a-f]{6,16}\)?)?(?:\s+\[[\w.-]+\])?)\s*$")
+TRACER = re.compile(r"^(?:trace_event_raw_event_|__traceiter_|perf_trace_|__bpf_trace_|trace_call_bpf|ftrace_|"
+                    r"function_trace_call|stack_trace_|__ftrace_trace_stack|event_triggers_call|trace_buffer_)")
 STACK_EVENT = re.compile(r"<(?:user )?stack trace\s*>")
 TASK_CPU = re.compile(r"^\s*(?P<comm>\S.*?)-(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s")
 # A function_graph line is cut at its last `|`: the call on the right, CPU and duration on the left.
@@ -101,12 +105,8 @@ def _read_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                 break
         index += 1
     _flush(block, names, comm, cpu)
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read ftrace stack traces: {plural(len(block.stacks), 'stack')}, one per traced event "
-                       "(not CPU samples: the shares are shares of events)")
-    return block
+    return finish(block, start, index, f"read ftrace stack traces: {plural(len(block.stacks), 'stack')}, one per "
+                  "traced event (not CPU samples: the shares are shares of events)")
 
 
 def _event(line: str):
@@ -116,6 +116,8 @@ def _event(line: str):
 
 
 def _flush(block: Block, frames: List[Frame], comm: str, cpu: Optional[int]) -> None:
+    while len(frames) > 1 and TRACER.match(frames[0].name):
+        frames = frames[1:]                    # the tracer's own frames, innermost: not the event's code
     if frames:
         block.stacks.append((tuple(reversed(frames)), 1.0, comm, cpu, None))
 
@@ -139,12 +141,8 @@ def _read_graph(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         elif not (not line.strip() or ELISION.match(line)):
             break
         index += 1
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read ftrace function_graph: {plural(calls, 'line')}, {plural(len(block.stacks), 'leaf call')} "
-                       "weighted by their duration in microseconds")
-    return block
+    return finish(block, start, index, f"read ftrace function_graph: {plural(calls, 'line')}, "
+                  f"{plural(len(block.stacks), 'leaf call')} weighted by their duration in microseconds")
 
 
 def _graph_call(block: Block, found: GraphLine, open_calls: List[str]) -> List[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
-from .common import ELISION, Block, Miss, kernel_frames, plural
+from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 
 PREFIX = re.compile(
     r"^(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
@@ -241,11 +241,7 @@ def read_proc_stack(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         index += 1
     if names:
         block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
-    return block
+    return finish(block, start, index, f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
 
 
 def _comm_hint(line: str) -> Optional[str]:
@@ -286,11 +282,7 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             break
         index += 1
     _flush_crash(block, task)
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read crash bt: {plural(len(block.stacks), 'task stack')}")
-    return block
+    return finish(block, start, index, f"read crash bt: {plural(len(block.stacks), 'task stack')}")
 
 
 def _flush_crash(block: Block, task) -> None:

@@ -18,7 +18,7 @@ from .. import folded as folded_reader
 from .. import perfscript
 from ..kernelnames import looks_kernel, normalize
 from ..profile import Frame
-from .common import ELISION, Block, Miss, clean_name, kernel_frames, kind_of_lone, plural, split_kernel_user
+from .common import ELISION, Block, Miss, clean_name, finish, kernel_frames, kind_of_lone, plural, split_kernel_user
 
 FOLDED = re.compile(r"^(?P<stack>[^\s;][^;]*(?:;[^;]*)+?)\s+(?P<count>\d+(?:\.\d+)?)\s*$")
 BPF_OPEN = re.compile(r"^@\w*\[(?P<key>[^\]]*?)\s*$")
@@ -91,11 +91,7 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         if not (line.strip() == "" or line.startswith("Attaching ") or BPF_ONELINE.match(line)):
             break
         index += 1
-    if not block.stacks:
-        return Miss(max(index, start + 1))
-    block.end = index
-    block.notes.append(f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
-    return block
+    return finish(block, start, index, f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
 
 
 def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
@@ -162,8 +158,7 @@ BCC_COUNT = re.compile(r"^\s+(?P<count>\d+)\s*$")
 def read_bcc_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Consecutive bcc multi-line stacks, each ending in an indented count line."""
     block = Block("bcc-stacks", start, start)
-    index = start
-    scanned = start + 1
+    index = last_stack_end = scanned = start
     while index < len(lines):
         if not lines[index].strip() or ELISION.match(lines[index]):
             index += 1
@@ -171,11 +166,10 @@ def read_bcc_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         end, scanned = _bcc_stack(lines, index, block)
         if end is None:
             break
-        index = block.end = end
-    if not block.stacks:
-        return Miss(max(scanned, start + 1))
-    block.notes.append(f"read bcc multi-line stacks: {plural(len(block.stacks), 'stack')}")
-    return block
+        index = last_stack_end = end
+    # Nothing read: no stack starts before the line where the first attempt stopped.
+    return finish(block, start, last_stack_end if block.stacks else scanned,
+                  f"read bcc multi-line stacks: {plural(len(block.stacks), 'stack')}")
 
 
 def _bcc_stack(lines: Sequence[str], index: int, block: Block) -> Tuple[Optional[int], int]:
