@@ -246,6 +246,17 @@ def test_profiles_are_never_added_together():
     assert result.profile.total() == pytest.approx(600)
 
 
+def test_runs_introduced_by_their_command_line_are_separate_profiles():
+    run = "# ./profile -f -F 99 5\njava;start_thread;run;-;entry_SYSCALL_64_[k];futex_wait_[k];_raw_spin_lock_[k] {}\n" \
+          "java;start_thread;run {}\n"
+    result = read_paste("Before the patch:\n" + run.format(900, 100) + "\nAfter:\n" + run.format(50, 950))
+    assert result.profile.total() == 1000                      # one run, not both
+    assert max(result.profile, key=lambda r: r.weight).names()[-1] == "_raw_spin_lock"
+    split = read_paste("Before the patch:\n" + run.format(900, 100) + "\nand the rest of it:\n"
+                       + run.format(50, 950).split("\n", 1)[1])
+    assert split.profile.total() == 2000                       # one run cut by prose
+
+
 def test_last_resort_reads_symbols_of_an_unknown_layout():
     result = paste("unrecognised-layout-dashboard-top-functions-futex.txt")
     assert result.formats == ["unrecognised-layout"] and result.profile.ancestry is False

@@ -14,6 +14,7 @@ matched, the last-resort reader collects the kernel symbols found anywhere in th
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Sequence, Union
 
@@ -32,6 +33,9 @@ UNDERSTOOD = (
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script"})
+# A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
+INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
+                   r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
 
 
 @dataclass
@@ -115,18 +119,22 @@ def read_paste(text: str) -> PasteResult:
         for block in blocks:
             covered.update(range(block.start, block.end))
     for block in blocks:
-        _mark_offcpu(block, lines)
+        _look_above(block, lines)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     return _result(blocks, sections, skipped)
 
 
-def _mark_offcpu(block: Block, lines: Sequence[str]) -> None:
-    if block.fmt not in WEIGHTED or block.not_cpu:
+def _look_above(block: Block, lines: Sequence[str]) -> None:
+    """What the lines right above a block of weighted stacks say: a tool's command line or
+    banner starts a run of its own (a before/after pair), and may say it is off-CPU time."""
+    if block.fmt not in WEIGHTED:
         return
-    above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()]
-    leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
-    separated = has_waker_separator([f.name for f in frames] for frames, *_ in block.stacks)
-    block.not_cpu = offcpu_reason(leaves, "\n".join(above[-3:]), separated)
+    above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()][-3:]
+    block.header = block.header or any(INTRO.search(line) for line in above)
+    if not block.not_cpu:
+        leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
+        separated = has_waker_separator([f.name for f in frames] for frames, *_ in block.stacks)
+        block.not_cpu = offcpu_reason(leaves, "\n".join(above), separated)
 
 
 def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> PasteResult:

@@ -7,7 +7,9 @@ one-per-task traces do not mix. Blocks form profiles:
 - kernel traces (oops, lockups, crash bt, /proc/PID/stack, sysrq-l) together: each is one task;
 - a perf report / perf top block that starts with its own header or banner starts a profile,
   one without (the same report cut by the author's prose) continues the report above it;
-- any other block joins the previous profile of the same format.
+- any other block joins the previous profile of the same format, unless its tool's command
+  line or banner stands right above it (`# ./profile -F 99`, `Tracing off-CPU time`,
+  `Attaching 1 probe...`): then it is a run of its own.
 
 The profile diagnosed is the first by these keys, in order:
 1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
@@ -94,6 +96,8 @@ def _continued(profiles: List[PasteProfile], block: Block) -> Optional[PasteProf
         if block.header or last is None or not set(last.formats) <= REPORT_FORMATS:
             return None
         return last if last.flat == block.flat else None
+    if block.header:
+        return None                        # its tool's command line or banner: a run of its own
     return next((p for p in reversed(profiles) if p.formats == [block.fmt]), None)
 
 
