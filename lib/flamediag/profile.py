@@ -170,7 +170,8 @@ class Profile:
         """The sub-profile of second indexes start <= index < end (see the module docstring)."""
         first, last = math.floor(start), math.ceil(end)
         sub = Profile(self.source_format, self.ancestry, data_quality=list(self.data_quality),
-                      skipped_lines=self.skipped_lines, events=Counter(self.events), origin=self.origin)
+                      skipped_lines=self.skipped_lines, events=Counter(self.events), origin=self.origin,
+                      not_cpu=self.not_cpu)
         for record in self.records.values():
             kept = {s: w for s, w in record.seconds.items() if first <= s < last}
             if kept:
