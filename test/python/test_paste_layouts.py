@@ -142,6 +142,14 @@ def test_srcline_column_is_not_part_of_the_symbol():
     assert {r.names()[0] for r in result.profile} >= {"finish_task_switch", "_raw_spin_unlock_irqrestore"}
 
 
+def test_a_one_cpu_recording_gives_its_samples_that_cpu():
+    text = ("perf record -e cycles -C 0 sleep 10 && perf report\n"
+            "    10.17%  ksoftirqd/0  [kernel.kallsyms]  [k] enetc_poll\n"
+            "     6.13%  ksoftirqd/0  [kernel.kallsyms]  [k] eth_type_trans\n")
+    assert read_paste(text).profile.cpus() == [0]
+    assert read_paste(text.replace("-C 0", "-C 0-3")).profile.cpus() == []     # a list: CPUs unknown
+
+
 def test_old_events_banner_gives_the_sample_count():
     result = paste("hand-perf2632-report-fractal-zone-reclaim.txt")    # "# Events: 48K cycles"
     assert any("48000 samples" in note for note in result.notes)
@@ -255,6 +263,17 @@ def test_runs_introduced_by_their_command_line_are_separate_profiles():
     split = read_paste("Before the patch:\n" + run.format(900, 100) + "\nand the rest of it:\n"
                        + run.format(50, 950).split("\n", 1)[1])
     assert split.profile.total() == 2000                       # one run cut by prose
+
+
+def test_a_single_sample_next_to_a_report_illustrates_it():
+    report = ("# Samples: 2K of event 'cpu-cycles:k'\n# Overhead  Command  Shared Object  Symbol\n"
+              "    98.56%  swapper  [kernel.kallsyms]  [k] poll_idle\n     0.05%  swapper  [kernel.kallsyms]  [k] do_idle\n")
+    sample = ("\nswapper       0 [007] 1203865.059685:    6998090 cpu-cycles:k:\n"
+              "        ffffffff994d32f8 poll_idle+0x58 ([kernel.kallsyms])\n"
+              "        ffffffff994d16b4 cpuidle_enter_state+0x84 ([kernel.kallsyms])\n")
+    result = read_paste(report + sample)
+    assert result.profile.source_format == "perf-report-flat"
+    assert any(note.startswith("left out 1 sample excerpt") for note in result.notes)
 
 
 def test_last_resort_reads_symbols_of_an_unknown_layout():

@@ -33,6 +33,8 @@ UNDERSTOOD = (
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script"})
+# `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
+ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ])(\d+)(?=\s|$)")
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -125,11 +127,16 @@ def read_paste(text: str) -> PasteResult:
 
 
 def _look_above(block: Block, lines: Sequence[str]) -> None:
-    """What the lines right above a block of weighted stacks say: a tool's command line or
-    banner starts a run of its own (a before/after pair), and may say it is off-CPU time."""
+    """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
+    command line or banner starts a run of its own (a before/after pair), and may say the
+    weights are off-CPU time."""
+    above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()][-3:]
+    one_cpu = next((int(m[1]) for m in map(ONE_CPU.search, above) if m), None)
+    if one_cpu is not None:
+        block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
+        block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     if block.fmt not in WEIGHTED:
         return
-    above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()][-3:]
     block.header = block.header or any(INTRO.search(line) for line in above)
     if not block.not_cpu:
         leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]

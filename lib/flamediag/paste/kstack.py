@@ -150,7 +150,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if not stacks:
         return Miss(max(index, start + 1))
     fmt = "sysrq-l" if sysrq else "oops"
-    block = Block(fmt, start, index)
+    block = Block(fmt, start, index, unit="tasks")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
@@ -222,7 +222,7 @@ def _section_after(text: str, section: str) -> str:
 
 def read_proc_stack(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Consecutive /proc/PID/stack dumps (`[<0>] func+0x../0x..`); a non-frame line ends one."""
-    block = Block("proc-stack", start, start)
+    block = Block("proc-stack", start, start, unit="tasks")
     comm = _comm_hint(lines[start - 1]) if start else ""
     names: List[str] = []
     index = start
@@ -254,7 +254,7 @@ def _comm_hint(line: str) -> Optional[str]:
 
 def read_crash_bt(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """crash `bt` / `bt -a`: `PID: .. TASK: .. CPU: .. COMMAND: ".."` then `#N [sp] func at addr`."""
-    block = Block("crash-bt", start, start)
+    block = Block("crash-bt", start, start, unit="tasks")
     task = None
     index = start
     while index < len(lines):

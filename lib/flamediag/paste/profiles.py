@@ -13,11 +13,13 @@ one-per-task traces do not mix. Blocks form profiles:
 
 The profile diagnosed is the first by these keys, in order:
 1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
-2. call stacks before flat lists (ancestry tells look-alikes apart);
-3. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
-4. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
+2. a profile before a handful of samples (fewer than 10 perf script samples or folded counts
+   pasted to show what a stack looks like: one sample is no share of anything);
+3. call stacks before flat lists (ancestry tells look-alikes apart);
+4. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
+5. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
    outside the idle loop): of a before/after pair, the run that shows the kernel problem;
-5. the first pasted.
+6. the first pasted.
 Data quality names the profile used and why the others were left out.
 """
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..profile import StackRecord, context_of, is_idle
 from .common import Block, plural
 
 TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
+ILLUSTRATION_SAMPLES = 10
 REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top", "perf-top-callgraph"})
 
 
@@ -50,6 +53,13 @@ class PasteProfile:
     @property
     def not_cpu(self) -> Optional[str]:
         return next((b.not_cpu for b in self.blocks if b.not_cpu), None)
+
+    @property
+    def illustration(self) -> bool:
+        """A few samples pasted to show what a stack looks like, not a profile of the window."""
+        counted = [b for b in self.blocks if b.unit == "samples"]
+        return bool(counted) and len(counted) == len(self.blocks) and \
+            sum(w for b in counted for _f, w, *_ in b.stacks) < ILLUSTRATION_SAMPLES
 
     @property
     def samples(self) -> Optional[int]:
@@ -112,23 +122,28 @@ def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
 
 
 def _rank(profile: PasteProfile, order: int):
-    return (profile.not_cpu is not None, profile.flat, profile.traces, -round(profile.kernel_share(), 3), order)
+    return (profile.not_cpu is not None, profile.illustration, profile.flat, profile.traces,
+            -round(profile.kernel_share(), 3), order)
 
 
 def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[str]:
     notes: List[str] = []
-    flat = [p for p in left if p.flat and not chosen.flat]
+    shown = [p for p in left if p.illustration and not chosen.illustration]
+    if shown:
+        notes.append(f"left out {plural(len(shown), 'sample excerpt')} of fewer than {ILLUSTRATION_SAMPLES} samples "
+                     f"({', '.join(p.describe() for p in shown)}): the pasted profile covers the window")
+    flat = [p for p in left if p.flat and not chosen.flat and p not in shown]
     if flat:
         kinds = ", ".join(sorted({f for p in flat for f in p.formats}))
         notes.append(f"ignored {len(flat)} flat profile(s) ({kinds}): the pasted call stacks carry more")
-    offcpu = [p for p in left if p.not_cpu and not chosen.not_cpu]
+    offcpu = [p for p in left if p.not_cpu and not chosen.not_cpu and p not in shown]
     if offcpu:
         notes.append(f"ignored {plural(len(offcpu), 'profile')} that {'is' if len(offcpu) == 1 else 'are'} not CPU "
                      f"time ({'; '.join(p.not_cpu or '' for p in offcpu)})")
-    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu]
+    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu + shown]
     if traces:
         notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
-    peers = [p for p in left if p not in flat + offcpu + traces]
+    peers = [p for p in left if p not in flat + offcpu + traces + shown]
     if peers:
         why = "the most busy kernel time" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
         notes.append(f"{count} profiles in this paste (e.g. before/after), never added together: diagnosed "
