@@ -1,7 +1,7 @@
 """Recognise off-CPU data (time tasks spent blocked), which must never be diagnosed as CPU time.
 
-    >>> offcpu_reason([("schedule", 8.0), ("schedule", 4000473.0), ("finish_task_switch.isra.0", 33.0)])[:60]
-    'this is off-CPU time: every stack ends where its task was swi'
+    >>> offcpu_reason([("schedule", 8.0), ("schedule", 4000473.0), ("finish_task_switch.isra.0", 33.0)])[:34]
+    'this is off-CPU time: every stack '
     >>> offcpu_reason([("schedule", 5.0), ("_raw_spin_lock", 95.0)]) is None
     True
 
