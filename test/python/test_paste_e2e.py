@@ -32,6 +32,18 @@ TOP_FINDING = {
     "real-bpftrace-kstack-futex.txt": "futex-contention",
     "real-proc-stack-futex.txt": "futex-contention",
     "md-fenced-perf-script-excerpt-futex.txt": "futex-contention",
+    "real-perf61-report-tui-dump-children-futex.txt": "futex-contention",
+    "real-perf61-top-stdio-g-futex.txt": "futex-contention",
+    "hand-bcc-profile-multiline-delimited-futex.txt": "futex-contention",
+}
+# A quoted, wrapped or re-rendered paste gives the finding (and confidence) its plain source gives.
+SAME_AS = {
+    "mail-wrapped-72-perf61-report-caller-futex.txt": "real-perf61-report-caller-futex.txt",
+    "mixed-prefix-quoted-perf61-report-callee-futex.txt": "real-perf61-report-callee-futex.txt",
+    "hard-wrapped-80-perf61-report-flat-children-futex.txt": "real-perf61-report-flat-children-futex.txt",
+    "comma-decimals-perf61-report-flat-futex.txt": "real-perf61-report-flat-futex.txt",
+    "pipe-quoted-perf61-report-sort-cpu-pipes.txt": "real-perf61-report-sort-cpu-pipes.txt",
+    "html-br-crash-bt-a-elided-frames-zone-reclaim-rhel6.txt": "hand-crash-bt-a-zone-reclaim-rhel6.txt",
 }
 # Flat profiles: no ancestry, so the futex finding heads the list (its distinctive frames) but
 # nothing may claim high confidence from a flat profile alone.
@@ -98,6 +110,13 @@ def test_no_stacks_exits_65_and_lists_formats(tmp_path):
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "no stacks found" in lines[0] and "crash bt" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("wrapped", sorted(SAME_AS))
+def test_wrapped_paste_gives_the_finding_of_its_plain_source(wrapped, tmp_path):
+    got = [(f["id"], f["confidence"]) for f in findings(diagnose(wrapped, tmp_path / "a")[1])]
+    want = [(f["id"], f["confidence"]) for f in findings(diagnose(SAME_AS[wrapped], tmp_path / "b")[1])]
+    assert got[:1] == want[:1]
 
 
 # Off-CPU time and call durations are read and never diagnosed as CPU time.
