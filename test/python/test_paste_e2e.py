@@ -129,8 +129,8 @@ def test_not_cpu_time_is_read_and_not_diagnosed(name, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Not diagnosed, not a CPU profile" in proc.stderr
     document = json.loads((out / "findings.json").read_text())
-    assert document["findings"] == [] and document["hotspots"] == []
-    assert all(r["reason"].startswith("not checked") for r in document["ruled_out"])
+    assert document["findings"] == [] and document["hotspots"] == [] and document["ruled_out"] == []
+    assert document["headline"].startswith("Not diagnosed, not a CPU profile")
     assert "not a CPU profile" in (out / "report.md").read_text()
 
 
