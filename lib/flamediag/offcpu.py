@@ -60,8 +60,8 @@ def offcpu_reason(leaves: Iterable[Tuple[str, float]], head: str = "", waker_sep
             switched += weight
     if stacks >= 2 and total > 0 and switched >= SHARE * total:
         return ("this is off-CPU time: every stack ends where its task was switched out (schedule, "
-                "finish_task_switch), so the weights are time spent blocked (bcc offcputime counts "
-                "microseconds), not CPU samples")
+                "finish_task_switch), so the weights measure time spent blocked (offcputime's microseconds) "
+                "or context switches (a sched_switch recording), not CPU samples")
     return None
 
 

@@ -213,7 +213,9 @@ def test_off_cpu_data_is_recognised_by_its_frames():
     without_prompt = "\n".join(line for line in ticket.split("\n") if not line.startswith("#"))
     result = read_paste(without_prompt)
     assert "switched out" in result.profile.not_cpu
-    assert read_paste(paste_text("real-bpftrace-kstack-futex.txt")).profile.not_cpu is None
+    switches = paste("real-bpftrace-sched-switch-kstack-futex.txt")      # @[kstack] at sched:sched_switch
+    assert switches.formats == ["bpftrace-kstack"] and "switched out" in switches.profile.not_cpu
+    assert read_paste(paste_text("real-bpftrace-kstack-futex.txt")).profile.not_cpu is None   # profile:hz:99
 
 
 def test_offwaketime_separator_marks_off_cpu_data():
