@@ -137,6 +137,16 @@ def test_entries_without_a_symbol_column_are_read_with_their_graph():
     assert any(r.names()[-1] == "finish_task_switch" and ordered(r.names(), "futex_wait", "schedule") for r in hammer)
 
 
+def test_folded_call_chains_under_each_entry():
+    result = paste("real-perf61-report-g-folded-futex.txt")                 # perf report -g folded
+    assert result.formats == ["perf-report-callgraph"]
+    stacks = {r.names(): r.weight for r in result.profile}
+    wake = ("syscall", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "__x64_sys_futex", "do_futex",
+            "futex_wake", "wake_up_q", "try_to_wake_up", "_raw_spin_unlock_irqrestore")
+    assert stacks[wake] == pytest.approx(22.23 * 10)
+    assert leaf_weights(result)["_raw_spin_unlock_irqrestore"] == pytest.approx(23.45 * 10)   # the entry keeps its whole share
+
+
 def test_srcline_column_is_not_part_of_the_symbol():
     result = paste("real-perf61-report-srcline-futex.txt")
     assert {r.names()[0] for r in result.profile} >= {"finish_task_switch", "_raw_spin_unlock_irqrestore"}

@@ -146,7 +146,7 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
 
 def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> PasteResult:
     chosen, left_out = profiles.choose(profiles.group(blocks))
-    notes: List[str] = [note for block in chosen.blocks for note in block.notes]
+    notes: List[str] = list(dict.fromkeys(note for block in chosen.blocks for note in block.notes))
     notes += _weight_notes(chosen)
     notes += left_out
     formats = list(dict.fromkeys(b.fmt for b in blocks if b.stacks))

@@ -24,6 +24,7 @@ lies left of it:
        |          __tcp_push_pending_frames  (continuation)    --0.07%-- [...]  (below the limit)
         --3.49%--handle_softirqs             (last branch)
        - 98.89% shrink_inactive_list         (TUI: open branch; `+` = folded, its subtree unseen)
+    22.23% _raw_spin_unlock_irqrestore;try_to_wake_up;wake_up_q    (`-g folded`: a whole chain)
             shrink_zone
           - __alloc_pages_nodemask           (TUI: same chain, has branches)
               1.60% __rcu_read_unlock        (TUI: a leaf branch, no marker)
@@ -59,6 +60,7 @@ BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
 ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
 TUI = re.compile(rf"^(\s*)([-+])\s+(?:({PCT})%\s+)?(\S.*)$")
 TUI_LEAF = re.compile(rf"^(\s+)({PCT})%\s(\S.*)$")
+FOLDED_CHAIN = re.compile(rf"^({PCT})%\s+([^\s;]+(?:;[^\s;]+)*)$")   # `-g folded`: `22.23% a;b;c` under the entry
 RAILS_ONLY = re.compile(r"^[\s|]*$")
 SYMBOL = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")   # printable ASCII: prose in other scripts never passes
 NO_FRAME = ("(nil)",)
@@ -249,6 +251,13 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
             return _open_branch(stack, rail, number(pct), name, fold=tui[2])
         _pop_to(stack, rail)
         return _append(stack, name, fold=tui[2])
+    folded = FOLDED_CHAIN.match(line)
+    if folded:
+        del stack[1:]
+        chain = Chain(rail=0, pct=number(folded[1]), parent=stack[0])
+        stack[0].children.append(chain)
+        stack.append(chain)
+        return all(_append(stack, name) for name in folded[2].split(";"))
     leaf = TUI_LEAF.match(line)
     if leaf:
         return _open_branch(stack, len(leaf[1]) - 2, number(leaf[2]), leaf[3].strip())
