@@ -87,7 +87,7 @@ def _paths(entry: Entry, weight: float, seen_only: bool = False) -> List[Tuple[L
         # What the branches leave is still known to run through this chain (below the
         # --percent-limit, or the chain's own samples): keep it as a shorter stack.
         rest = chain.abs - below
-        if rest > chain.abs * 0.001 + 1e-9 and names and not (seen_only and chain.hidden_below()):
+        if rest > chain.abs * 0.001 + 1e-9 and not (seen_only and chain.hidden_below()):
             out.append((names, rest))
     return out
 
@@ -157,9 +157,9 @@ def _orphan_paths(entries: Sequence[Entry]) -> List[Tuple[List[str], float, str]
         if tree is None:
             continue
         for names, weight in _paths(tree, tree.pct, seen_only=True):
-            leaf = names[-1]
-            if leaf in present:
+            if not names or names[-1] in present:
                 continue
+            leaf = names[-1]
             held = best.get(leaf)
             if held is None or entry.pct > held[0]:
                 best[leaf] = (entry.pct, id(entry), [(names, weight, entry.comm)])
@@ -199,7 +199,9 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
             continue
         scale = own / entry.pct if entry.pct else 0.0
         for names, weight in _paths(entry, entry.pct):
-            block.stacks.append((_frames(entry, names, orientation), weight * scale, entry.comm, entry.cpu, None))
+            frames = _frames(entry, names, orientation)
+            if frames:                     # an entry without a symbol has no frame for its own rest
+                block.stacks.append((frames, weight * scale, entry.comm, entry.cpu, None))
     for names, weight, comm in orphans:
         leaf_kind = "kernel" if looks_kernel(names[-1]) else "unknown"
         block.stacks.append((split_kernel_user(names, leaf_kind), weight, comm, None, None))
