@@ -509,7 +509,7 @@ def _mpstat_facts(src: _Source, averages: Dict[str, Dict[str, float]], path, bad
             values = [cols[column] for cols in per_cpu.values() if column in cols]
             if values:
                 facts.set(f"mpstat.{column}_pct.avg", round(sum(values) / len(values), 2), path, bad)
-    for column in ("soft", "sys"):
+    for column in ("soft", "sys", "irq"):
         _hottest(facts, column, per_cpu, path, bad)
     if not facts.has("cpus") and per_cpu:
         facts.set("cpus", len(per_cpu), path, bad)
