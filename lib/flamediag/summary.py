@@ -410,6 +410,7 @@ def drop_duplicates(summary: Summary) -> None:
 
 # -- grouping and headline ---------------------------------------------------------------------
 STATUS_ORDER = ("unexplained", "inconclusive", "healthy")
+STATUS_WORDS = {"unexplained": "with no known problem", "inconclusive": "inconclusive", "healthy": "healthy"}
 
 
 def group_key(capture: Capture) -> str:
@@ -443,7 +444,7 @@ def headline(groups: Sequence[dict], host_count: int, refused_count: int) -> str
     text = ", ".join(parts)
     for g in groups:
         if g["status"] != "finding":
-            text += ("; " if text else "") + f"{len(g['hosts'])} {g['key']}"
+            text += ("; " if text else "") + f"{len(g['hosts'])} {STATUS_WORDS[g['status']]}"
     if not groups:
         text = "no capture could be summarised"
     if refused_count:
