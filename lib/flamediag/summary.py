@@ -358,6 +358,8 @@ def summarise(candidates: Sequence[Candidate], directory: str, out_dir: Optional
             progress(len(results), len(candidates), cand.rel, outcome(result))
 
     bundles = [c for c in candidates if c.kind == "bundle"]
+    if bundles:
+        _load_books(extra_dirs, min_share)      # a broken playbook stops here, with its reason
     for cand in candidates:
         if cand.kind != "bundle":
             done(cand, _work(cand, out))
@@ -372,8 +374,6 @@ def summarise(candidates: Sequence[Candidate], directory: str, out_dir: Optional
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     else:
-        if bundles:
-            _load_books(extra_dirs, min_share)
         for cand in bundles:
             done(cand, _work(cand, out))
     for cand in candidates:

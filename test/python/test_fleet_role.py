@@ -39,7 +39,7 @@ def test_every_variable_the_tasks_read_has_a_default():
     registered = {"flamediag_kits", "flamediag_job", "flamediag_run", "flamediag_bundle", "flamediag_argv",
                   "flamediag_async_limit", "flamediag_start_epoch", "flamediag_fleet_dir", "flamediag_sums",
                   "flamediag_python_probe", "flamediag_diag_job", "flamediag_diag_run", "flamediag_diagnosed",
-                  "flamediag_fetched", "flamediag_summary_run"}
+                  "flamediag_fetched", "flamediag_summary_run", "flamediag_wanted_dir"}
     assert used - set(defaults()) - derived - registered == set()
 
 
