@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import exitcodes
 from ..cli import UserError, make_parser, safe_for_terminal, warn
 from ..playbooks import PlaybookError
+from .diagnose import add_playbook_options, min_share_fraction
 
 DESCRIPTION = """Summarise every capture under DIR: bundles (.tar.gz or extracted directories) are diagnosed
 in parallel, diagnosis directories (findings.json, report.md, facts.json) and findings.json files are read.
@@ -48,18 +49,13 @@ def build_parser():
     parser.add_argument("--no-reports", action="store_true",
                         help="do not write OUT/diagnoses/<bundle>/ (report.md, findings.json, flamegraph.svg)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    parser.add_argument("--min-share", metavar="PCT", type=float,
-                        help="override every playbook's min_share (percent of busy samples), as in diagnose")
-    parser.add_argument("--playbooks", metavar="DIR", action="append", default=[],
-                        help="extra playbook directory (repeatable; also $FLAMEDIAG_PLAYBOOKS)")
+    add_playbook_options(parser)
     return parser
 
 
 def check_args(args) -> None:
     if args.jobs < 1:
         raise UserError("--jobs must be 1 or more", exitcodes.USAGE)
-    if args.min_share is not None and not 0 <= args.min_share <= 100:
-        raise UserError("--min-share must be a percentage between 0 and 100", exitcodes.USAGE)
     if not Path(args.directory).is_dir():
         raise UserError(f"{args.directory}: not a directory: give the directory the bundles were fetched into")
 
@@ -93,6 +89,7 @@ def exit_code(summary) -> int:
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
     check_args(args)
+    min_share = min_share_fraction(args)
     from ..summary import DIAGNOSES_DIR, drop_duplicates, find_inputs, summarise, to_json
 
     root = Path(args.directory).resolve()
@@ -103,7 +100,7 @@ def main(argv) -> int:
     try:
         summary = summarise(candidates, args.directory, out_dir, jobs=args.jobs,
                             write_reports=not args.no_reports, extra_dirs=args.playbooks,
-                            min_share=None if args.min_share is None else args.min_share / 100,
+                            min_share=min_share,
                             progress=progress_printer(args.quiet))
     except PlaybookError as err:
         raise UserError(f"{err}", exitcodes.DATAERR)
