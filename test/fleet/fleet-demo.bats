@@ -12,7 +12,7 @@ DEMO=$BATS_TEST_DIRNAME/fleet-demo
 leftovers() {
 	local pid
 	for pid in /proc/[0-9]*; do
-		tr '\0' ' ' <"$pid/cmdline" 2>/dev/null | grep -q 'flamediag-fleet-demo\.' && echo "process ${pid#/proc/}"
+		{ tr '\0' ' ' <"$pid/cmdline"; } 2>/dev/null | grep -q 'flamediag-fleet-demo\.' && echo "process ${pid#/proc/}"
 	done
 	getent passwd | cut -d: -f1 | grep '^fdfleet-' || true
 	find /etc/sudoers.d -name 'flamediag-fleet-demo-*' || true
