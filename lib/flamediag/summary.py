@@ -141,42 +141,50 @@ def find_inputs(root: Path, skip: Sequence[Path] = ()) -> Tuple[List[Candidate],
 
     Symbolic links are never followed. A bundle whose diagnosis already sits beside it
     (`<name>-diagnosis/`, the name `diagnose` and `capture --diagnose` give it) is read from there.
+    ROOT itself may be one bundle or diagnosis directory.
     """
-    found: List[Candidate] = []
-    skipped: List[Dict[str, str]] = []
-    skip_set = {p.resolve() for p in skip}
-
-    def rel(path: Path) -> str:
-        return str(path.relative_to(root)) if path != root else path.name
-
+    if kind_of_dir(root):
+        return [Candidate(root, root.name, kind_of_dir(root))], []
+    scan = _Scan(root, {p.resolve() for p in skip})
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
-        kept = []
-        for name in sorted(dirnames):
-            child = here / name
-            if child.is_symlink():
-                skipped.append({"input": rel(child), "reason": "symbolic link: not followed"})
-            elif child.resolve() in skip_set:
-                continue
-            elif kind_of_dir(child):
-                found.append(Candidate(child, rel(child), kind_of_dir(child)))
-            else:
-                kept.append(name)
-        dirnames[:] = kept
-        if here == root and kind_of_dir(root):
-            found.append(Candidate(root, root.name, kind_of_dir(root)))
-            dirnames[:] = []
-            continue
+        dirnames[:] = [name for name in sorted(dirnames) if scan.directory(here / name)]
         for name in sorted(filenames):
-            kind = kind_of_file(name)
-            path = here / name
-            if kind is None or name in OWN_OUTPUTS:
-                continue
-            if path.is_symlink():
-                skipped.append({"input": rel(path), "reason": "symbolic link: not followed"})
-                continue
-            found.append(Candidate(path, rel(path), kind))
-    return drop_already_diagnosed(found, skipped)
+            scan.file(here / name)
+    return drop_already_diagnosed(scan.found, scan.skipped)
+
+
+class _Scan:
+    """What find_inputs collects while walking: inputs found, and what was skipped with why."""
+
+    def __init__(self, root: Path, skip: set):
+        self.root, self.skip = root, skip
+        self.found: List[Candidate] = []
+        self.skipped: List[Dict[str, str]] = []
+
+    def rel(self, path: Path) -> str:
+        return str(path.relative_to(self.root))
+
+    def directory(self, path: Path) -> bool:
+        """Take an input directory; True when the walk should descend into it."""
+        if path.is_symlink():
+            self.skipped.append({"input": self.rel(path), "reason": "symbolic link: not followed"})
+            return False
+        if path.resolve() in self.skip:
+            return False
+        kind = kind_of_dir(path)
+        if kind:
+            self.found.append(Candidate(path, self.rel(path), kind))
+        return kind is None
+
+    def file(self, path: Path) -> None:
+        kind = kind_of_file(path.name)
+        if kind is None or path.name in OWN_OUTPUTS:
+            return
+        if path.is_symlink():
+            self.skipped.append({"input": self.rel(path), "reason": "symbolic link: not followed"})
+        else:
+            self.found.append(Candidate(path, self.rel(path), kind))
 
 
 def drop_already_diagnosed(found: List[Candidate], skipped: List[Dict[str, str]]):

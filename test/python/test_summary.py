@@ -223,3 +223,11 @@ def test_headline_wording():
 ])
 def test_classify(doc, status):
     assert classify(doc)[0] == status
+
+
+def test_dir_that_is_itself_one_bundle(tmp_path):
+    out = flamediag("summary", SAMPLES / "zone-reclaim-rhel6", "-o", tmp_path, "-q", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [(c["input"], c["finding"]) for c in doc["captures"]] == [("zone-reclaim-rhel6", "zone-reclaim")]
+    assert not (SAMPLES / "zone-reclaim-rhel6" / "summary.json").exists()
