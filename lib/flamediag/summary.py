@@ -240,6 +240,15 @@ def _text(value) -> Optional[str]:
     return str(value) if value not in (None, "") else None
 
 
+def cpu_pct(doc: dict, facts: Dict[str, object], fact: str, key: str) -> Optional[float]:
+    """Percent from the fact, else from findings.json's `cpu` object (schema 2: fractions)."""
+    value = facts.get(fact)
+    cpu = doc.get("cpu") if isinstance(doc.get("cpu"), dict) else {}
+    if value is None and isinstance(cpu.get(key), (int, float)):
+        value = cpu[key] * 100
+    return _number(value)
+
+
 def host_from_path(rel: str) -> str:
     """The first directory under DIR (the playbook fetches into DIR/<inventory host>/), else the name."""
     parts = Path(rel).parts
@@ -254,7 +263,7 @@ def capture_row(doc: dict, facts: Dict[str, object], cand: Candidate, report: Op
         host=_text(doc.get("host")) or host_from_path(cand.rel), input=cand.rel, kind=cand.kind,
         status=status, finding=top and _text(top.get("id")), title=top and _text(top.get("title")),
         confidence=top and _text(top.get("confidence")), share=top and _number(top.get("share"), 4),
-        sys_pct=_number(facts.get(SYS_FACT)), soft_pct=_number(facts.get(SOFT_FACT)),
+        sys_pct=cpu_pct(doc, facts, SYS_FACT, "system"), soft_pct=cpu_pct(doc, facts, SOFT_FACT, "softirq"),
         kernel_share=kernel_share(doc),
         hotspot=_text(hotspots[0].get("frame")) if hotspots and isinstance(hotspots[0], dict) else None,
         start=_text(window.get("start")), seconds=_number(window.get("seconds")),

@@ -4,7 +4,7 @@ Every data-derived string (host names, finding titles, paths, refusal reasons) g
 report.md_escape / code_span: a host name or a tarball member cannot inject markdown.
 
     >>> finding_cell({"status": "unexplained", "finding": None, "hotspot": "clear_page_erms"})
-    'no known problem (hotspot clear\\\\_page\\\\_erms)'
+    'no known problem (hotspot clear_page_erms)'
 """
 from __future__ import annotations
 
