@@ -15,10 +15,12 @@ KILL_GRACE=${FLAMEDIAG_KILL_GRACE:-2}
 ORPHAN_TERM=() ORPHAN_INT=()
 PRIO=(nice -n 19)         # post-processing (perf script, gzip, tar): nice 19 + ionice idle
 
+# load_declarations TSV -> the C_* arrays; rows whose argv is @perf belong to perf.bash.
 load_declarations() {
-	local name phase each timeout cap needs out argv
-	while IFS=$'\t' read -r name phase each timeout cap needs out argv; do
+	local name phase each timeout cap needs out reader argv
+	while IFS=$'\t' read -r name phase each timeout cap needs out reader argv; do
 		case $name in '' | '#'*) continue ;; esac
+		[ "$argv" = @perf ] && continue
 		C_NAME+=("$name") C_PHASE+=("$phase") C_EACH+=("$each") C_TIMEOUT+=("$timeout")
 		C_CAP+=("$cap") C_NEEDS+=("$needs") C_OUT+=("$out") C_ARGV+=("$argv")
 	done <"$1"
