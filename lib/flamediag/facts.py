@@ -172,26 +172,30 @@ def declared() -> List[Builder]:
 
 @functools.lru_cache(maxsize=None)
 def plan() -> Tuple[Builder, ...]:
-    """The parser modules' builders in run order: collectors.tsv order of what their module reads,
-    each after every builder that provides a name it `uses`. A missing provider or a cycle is a
-    programming error, raised here (test_facts runs it)."""
-    found = parsers.builders()
-    after = {id(b): _providers(b, found) for b in found}
-    rank = {id(b): (_table_rank(b), index) for index, b in enumerate(found)}
-    waiting = {id(b): len(after[id(b)]) for b in found}
-    ready = [(rank[id(b)], id(b), b) for b in found if not after[id(b)]]
+    """The parser modules' builders in run order (see `order`)."""
+    return order(parsers.builders())
+
+
+def order(found: Sequence[Builder]) -> Tuple[Builder, ...]:
+    """Builders in collectors.tsv order of what their module reads (then as given), each after every
+    builder that provides a name it `uses`. A missing provider or a cycle is a programming error,
+    raised here (the tests run it)."""
+    found = list(found)
+    after = [_providers(builder, found) for builder in found]
+    waiting = [len(providers) for providers in after]
+    ready = [(_table_rank(builder), index) for index, builder in enumerate(found) if not after[index]]
     heapq.heapify(ready)
     ordered: List[Builder] = []
     while ready:
-        _, _, builder = heapq.heappop(ready)
-        ordered.append(builder)
-        for other in found:
-            if builder in after[id(other)]:
-                waiting[id(other)] -= 1
-                if waiting[id(other)] == 0:
-                    heapq.heappush(ready, (rank[id(other)], id(other), other))
+        _, index = heapq.heappop(ready)
+        ordered.append(found[index])
+        for other, providers in enumerate(after):
+            if found[index] in providers:
+                waiting[other] -= 1
+                if waiting[other] == 0:
+                    heapq.heappush(ready, (_table_rank(found[other]), other))
     if len(ordered) != len(found):
-        stuck = sorted(b.label for b in found if b not in ordered)
+        stuck = sorted(builder.label for builder in found if builder not in ordered)
         raise RuntimeError(f"fact builders depend on each other in a cycle: {', '.join(stuck)}")
     return tuple(ordered)
 

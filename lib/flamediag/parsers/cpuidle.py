@@ -54,8 +54,8 @@ def _latency(state: dict) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@builds("cpuidle.driver", "cpuidle.governor", "cpuidle.states", "cpuidle.deepest.name",
-        "cpuidle.deepest.latency_us", "cpuidle.disabled", "cpuidle.deep_states_disabled")
+@builds("cpuidle.driver", "cpuidle.governor", "cpuidle.states", "cpuidle.deepest_enabled",
+        "cpuidle.max_enabled_latency_us", "cpuidle.disabled", "cpuidle.deep_states_disabled")
 def idle_state_facts(src) -> None:
     """How deep cpu0 may sleep: the enabled state with the longest exit latency, and whether deeper
     states exist but are disabled (`disable=1`: tuned profiles, `cpupower idle-set -d`)."""
@@ -74,7 +74,7 @@ def idle_state_facts(src) -> None:
     facts.set("cpuidle.disabled", [str(s.get("name", s["state"])) for s in disabled], path, bad)
     deepest = max(enabled, key=_latency, default=None)
     if deepest is not None:
-        facts.set("cpuidle.deepest.name", str(deepest.get("name", deepest["state"])), path, bad)
-        facts.set("cpuidle.deepest.latency_us", _latency(deepest), path, bad)
+        facts.set("cpuidle.deepest_enabled", str(deepest.get("name", deepest["state"])), path, bad)
+        facts.set("cpuidle.max_enabled_latency_us", _latency(deepest), path, bad)
     floor = _latency(deepest) if deepest is not None else -1
     facts.set("cpuidle.deep_states_disabled", any(_latency(s) > floor for s in disabled), path, bad)

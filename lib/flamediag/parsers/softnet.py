@@ -54,7 +54,8 @@ def delta(start: dict, end: dict) -> Dict[str, int]:
     return result
 
 
-@builds("softnet.delta.<field>")
+@builds("softnet.delta.processed", "softnet.delta.dropped", "softnet.delta.time_squeeze",
+        "softnet.delta.received_rps", "softnet.delta.flow_limit")
 def softnet_facts(src) -> None:
     start, end, path, bad = src.pair("proc.softnet_stat", parse)
     if start is None:
