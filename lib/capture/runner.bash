@@ -49,17 +49,6 @@ need_value() {
 	return 0
 }
 
-# Physical NICs: a device link that is not under /devices/virtual (lo, bridges, ifb, veth are not).
-physical_nics() {
-	local link real
-	for link in "$SYS_ROOT"/class/net/*; do
-		[ -e "$link/device" ] || continue
-		real=$(readlink -f "$link")
-		case $real in */devices/virtual/*) continue ;; esac
-		basename "$link"
-	done
-}
-
 # Resolve @bcc:T / @snip words; prints the command words, one a line.
 resolve_command() {
 	case $1 in

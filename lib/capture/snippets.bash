@@ -7,6 +7,8 @@
 # Paths under {proc}/{sys} honour FLAMEDIAG_PROC_ROOT / FLAMEDIAG_SYS_ROOT (tests use fake trees);
 # printed names are the canonical /proc and /sys ones.
 set -u
+# shellcheck source=lib/capture/util.bash
+. "$(dirname "${BASH_SOURCE[0]}")/util.bash"
 
 not_applicable() {
 	echo "$*" >&2
@@ -122,16 +124,6 @@ snip_sched_knobs() {
 	for file in "$proc"/sys/kernel/sched_*; do
 		[ -f "$file" ] && [ -r "$file" ] || continue
 		printf '%s: %s\n' "$(basename "$file")" "$(tr '\n' ' ' <"$file" 2>/dev/null)"
-	done
-}
-
-physical_nics() {
-	local link real
-	for link in "$1"/class/net/*; do
-		[ -e "$link/device" ] || continue
-		real=$(readlink -f "$link")
-		case $real in */devices/virtual/*) continue ;; esac
-		basename "$link"
 	done
 }
 
@@ -315,4 +307,6 @@ main() {
 }
 
 # sourced (the tests list the snippets): define only
-[ "${BASH_SOURCE[0]}" = "$0" ] && main "$@"
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

@@ -82,3 +82,46 @@ def default_paths() -> Dict[str, str]:
 def named(reader: str) -> Tuple[str, ...]:
     """The collector names with this reader, in table order."""
     return tuple(name for name, collector in table().items() if collector.reader == reader)
+
+
+# --- the table in doc/bundle-format.md, generated from this one ------------------------------------
+DOC_BEGIN = "<!-- generated from lib/collectors.tsv by `make docs`: edit the TSV, not this table -->"
+DOC_END = "<!-- end of the generated table -->"
+
+
+def markdown_table() -> str:
+    """The collector table as doc/bundle-format.md shows it (`<phase>`, `<nic>` in paths)."""
+    rows = ["| name | phase | per | path | reader | command |", "|---|---|---|---|---|---|"]
+    for collector in table().values():
+        path = collector.output.replace("{phase}", "<phase>").replace("{instance}", "<nic>")
+        per = "NIC" if collector.each == "nic" else ""
+        command = collector.argv.replace("|", "\\|")
+        rows.append(f"| `{collector.name}` | {', '.join(collector.phases)} | {per} | `{path}` | {collector.reader} "
+                    f"| `{command}` |")
+    return "\n".join(rows) + "\n"
+
+
+def with_table(doc: str) -> str:
+    """`doc` with the text between DOC_BEGIN and DOC_END replaced by the current table."""
+    head, found, rest = doc.partition(DOC_BEGIN + "\n")
+    _, ended, tail = rest.partition(DOC_END)
+    if not found or not ended:
+        raise TableError(f"the document has no {DOC_BEGIN!r} ... {DOC_END!r} block")
+    return head + DOC_BEGIN + "\n" + markdown_table() + DOC_END + tail
+
+
+def main(argv=None) -> int:
+    """`python -m flamediag.collectors [DOC]`: print the table, or rewrite it inside DOC."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        sys.stdout.write(markdown_table())
+        return 0
+    doc = Path(args[0])
+    doc.write_text(with_table(doc.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
