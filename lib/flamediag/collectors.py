@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-TSV = Path(__file__).resolve().parents[1] / "collectors.tsv"
+from . import HOME
+
+TSV = HOME / "lib" / "collectors.tsv"   # the checkout's, or the copy a pip install ships
 FIELDS = ("name", "phase", "each", "timeout", "cap", "needs", "output", "reader", "argv")
 READERS = ("parser", "stacks", "raw")
 
