@@ -23,7 +23,7 @@ into a fresh private mkdtemp (0700, files O_EXCL|O_NOFOLLOW 0600) that is remove
 exit. Member data is read from there on demand, so memory stays bounded. Any refusal is a
 UserError (exit 65) naming the member with repr() and the rule broken.
 
-Collector names and default paths: doc/bundle-format.md.
+Collector names and default paths: lib/collectors.tsv (doc/bundle-format.md).
 """
 from __future__ import annotations
 
@@ -43,55 +43,11 @@ import zlib
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set
 
+from . import collectors
 from .cli import UserError
 
-DEFAULT_PATHS = {
-    # name -> path template; {phase} and {instance} are filled in
-    "perf.preflight": "perf/preflight.txt",
-    "perf.record": "perf/record.log",
-    "perf.script": "perf/perf.script.gz",
-    "mpstat": "metrics/mpstat.txt",
-    "mpstat.json": "metrics/mpstat.json",
-    "vmstat": "metrics/vmstat.txt",
-    "pidstat": "metrics/pidstat.txt",
-    "procstat": "metrics/proc-stat.txt",
-    "proc.vmstat": "snap/{phase}/proc-vmstat.txt",
-    "proc.interrupts": "snap/{phase}/proc-interrupts.txt",
-    "proc.softirqs": "snap/{phase}/proc-softirqs.txt",
-    "proc.softnet_stat": "snap/{phase}/proc-softnet_stat.txt",
-    "proc.meminfo": "snap/{phase}/proc-meminfo.txt",
-    "proc.pressure": "snap/{phase}/proc-pressure.txt",
-    "proc.stat": "snap/{phase}/proc-stat.txt",
-    "numastat": "snap/{phase}/numastat.txt",
-    "numastat.m": "snap/{phase}/numastat-m.txt",
-    "ss": "snap/{phase}/ss-tiepm.txt",
-    "loadavg": "snap/{phase}/loadavg.txt",
-    "ethtool.S": "snap/{phase}/ethtool-S-{instance}.txt",
-    "numactl.hardware": "system/numactl-hardware.txt",
-    "uname": "system/uname.txt",
-    "lscpu": "system/lscpu.txt",
-    "cmdline": "system/proc-cmdline.txt",
-    "sysctl": "system/sysctl.txt",
-    "thp": "system/thp.txt",
-    "clocksource": "system/clocksource.txt",
-    "cpufreq": "system/cpufreq.txt",
-    "cpuidle": "system/cpuidle.txt",
-    "tuned": "system/tuned.txt",
-    "sched.debug": "system/sched-knobs.txt",
-    "ethtool.i": "net/ethtool-i-{instance}.txt",
-    "ethtool.c": "net/ethtool-c-{instance}.txt",
-    "ethtool.l": "net/ethtool-l-{instance}.txt",
-    "nic.modparams": "net/module-params.txt",
-    "modprobe.d": "net/modprobe.d.txt",
-    "nic.irqs": "net/nic-irqs.txt",
-    "irqbalance": "system/irqbalance.txt",
-    "memcg": "system/memcg.txt",
-    "audit": "system/audit.txt",
-    "dmesg": "system/dmesg-tail.txt",
-    "bpf.profile": "bpf/profile.folded",
-    "bpftrace.profile": "bpf/bpftrace-profile.txt",
-    "bpftrace.softirq": "bpf/bpftrace-softirq.txt",
-}
+# name -> path template ({phase}, {instance}) from lib/collectors.tsv, for data the manifest does not list
+DEFAULT_PATHS = collectors.default_paths()
 
 # Budgets (env overrides exist for tests and for unusually large captures).
 MAX_MEMBERS = 10_000

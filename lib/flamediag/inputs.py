@@ -20,12 +20,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import exitcodes
 from .cli import UserError
-from .profile import Profile
+from .profile import Frame, Profile
 
 GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30
-STACK_COLLECTORS = ("perf.script", "bpf.profile")
 
 
 class EmptyFacts:
@@ -240,17 +239,51 @@ def _paste_facts(sections: Dict[str, str]):
 
 
 # -- bundles ----------------------------------------------------------------------------------
-def _bundle_profile(bundle) -> Tuple[Profile, str]:
-    from . import folded, perfscript
+def _perf_script_profile(data: bytes) -> Profile:
+    from . import perfscript
 
+    return perfscript.read_profile(io.BytesIO(data))
+
+
+def _folded_profile(data: bytes) -> Profile:
+    from . import folded
+
+    return folded.read_profile(io.BytesIO(data))
+
+
+def _bpftrace_profile(data: bytes) -> Profile:
+    """bpftrace `@[kstack] = count()` maps (capture's profile when bcc cannot compile), read by the
+    paste reader of the same format. Kernel stacks only, without commands or CPUs; `@[]: N` counts
+    the samples taken in user space (no kernel stack), kept as busy user time."""
+    from .paste.stacktext import BPF_ONELINE, read_bpftrace
+
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    profile = Profile(source_format="bpftrace-kstack")
+    block = read_bpftrace(lines, 0)
+    for frames, weight, comm, cpu, context in block.stacks if block else []:
+        profile.add(frames, weight, comm=comm, cpu=cpu, context=context)
+    user = sum(int(found["count"]) for found in map(BPF_ONELINE.match, lines) if found and not found["key"].strip())
+    if user and profile.records:
+        profile.add((Frame("[unknown]", "user"),), user)
+    if profile.records:
+        profile.data_quality.append("stacks from bpftrace (no perf stacks in this bundle): kernel stacks only, "
+                                    "without command names or CPUs, so per-CPU and per-command checks cannot run")
+    return profile
+
+
+# The collectors whose `reader` is `stacks` in lib/collectors.tsv, in order of preference.
+STACK_READERS = {"perf.script": _perf_script_profile, "bpf.profile": _folded_profile,
+                 "bpftrace.profile": _bpftrace_profile}
+
+
+def _bundle_profile(bundle) -> Tuple[Profile, str]:
     if "manifest.json" not in bundle.members:
         raise UserError(f"{bundle.origin}: not a flamediag bundle (no manifest.json, no usable stacks): give a "
                         "bundle written by `flamediag capture`, perf script text or folded stacks")
-    for name in STACK_COLLECTORS:
+    for name, reader in STACK_READERS.items():
         data = bundle.read(name)
         if data:
-            reader = perfscript.read_profile if name == "perf.script" else folded.read_profile
-            profile = reader(io.BytesIO(data))
+            profile = reader(data)
             if profile.records:
                 return profile, bundle.source(name) or name
     raise UserError(f"{bundle.origin}: bundle has no usable stacks (perf/perf.script.gz missing or empty); "
