@@ -7,17 +7,20 @@ VPY := $(VENV)/bin/python
 
 # Debian packages capture and the tests drive (see README "Dependencies").
 DEB_PACKAGES := linux-perf sysstat numactl iproute2 ethtool bats bats-assert bats-support \
-	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod
+	bats-file bpfcc-tools bpftrace stress-ng shellcheck chromium gcc make procps util-linux kmod \
+	openssh-server sudo
 
-.PHONY: demo test test-only venv venv-dev deps install uninstall dist deb lab catalog bench samples accuracy clean help
+.PHONY: demo test test-only venv venv-dev deps install uninstall dist deb lab fleet-demo catalog bench samples docs accuracy clean help
 
 help:
 	@echo "make demo     set up .venv (diagnosis deps) and diagnose samples/zone-reclaim*"
 	@echo "make test     install capture/test deps, run shellcheck + bats + pytest"
 	@echo "make lab      run the live-lab scenarios alone (root) and print a table"
+	@echo "make fleet-demo  real Ansible over real SSH to 3 local hosts: capture on all, fetch, summary (root)"
 	@echo "make catalog  list the playbooks (id, title, kernel eras, evidence)"
 	@echo "make bench    run the benchmarks in bench/"
 	@echo "make samples  regenerate samples/ from samples/specs/"
+	@echo "make docs     regenerate the collector table of doc/bundle-format.md from lib/collectors.tsv"
 	@echo "make accuracy diagnose the real-world corpus (test/fixtures/realworld/), one row per case"
 	@echo "make install PREFIX=/usr/local"
 	@echo "make dist     dist/: sdist + wheel (pip install), the bash-only capture kit, SHA256SUMS"
@@ -60,12 +63,20 @@ test-only:
 lab: venv-dev
 	@bash test/live/lab
 
+# doc/fleet.md: sshd on 127.0.0.1 ports in their own UTS namespaces, a temporary user, Ansible from .venv
+fleet-demo: deps venv-dev
+	@bash test/fleet/fleet-demo
+
 catalog: venv
 	@bin/flamediag playbooks
 
 # regenerate the synthetic sample bundles from samples/specs/ (deterministic; review the diff)
 samples: venv
 	@for s in samples/specs/*.yaml; do $(VPY) samples/tools/make-sample "$$s" || exit 1; done
+
+# regenerate the tables the docs take from lib/collectors.tsv (the suite fails until they agree)
+docs:
+	@PYTHONPATH=lib $(PYTHON) -m flamediag.collectors doc/bundle-format.md
 
 bench: venv-dev
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && { echo "== $$b"; "$$b" || exit 1; }; done; true

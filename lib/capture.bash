@@ -467,7 +467,7 @@ main() {
 	take_lock
 	check_space
 	load_declarations "$FLAMEDIAG_HOME/lib/collectors.tsv"
-	mapfile -t NICS < <(physical_nics)
+	mapfile -t NICS < <(physical_nics "$SYS_ROOT")
 	trap 'on_signal SIGINT' INT
 	trap 'on_signal SIGTERM' TERM
 	trap cleanup EXIT

@@ -642,7 +642,7 @@ main() {
 	check_space
 	load_declarations "$FLAMEDIAG_HOME/lib/collectors.tsv"
 	replace_ring_collectors
-	mapfile -t NICS < <(physical_nics)
+	mapfile -t NICS < <(physical_nics "$SYS_ROOT")
 	trap 'on_signal SIGINT' INT
 	trap 'on_signal SIGTERM' TERM
 	trap watch_cleanup EXIT

@@ -1,8 +1,9 @@
 # perf.bash - the perf collectors: preflight, record (window), script, archive (sourced).
 # shellcheck shell=bash disable=SC2034
 #
-# perf is special-cased rather than declared in collectors.tsv: it must get SIGINT (so perf.data
-# is finalised), it runs at normal priority, and its failure text decides the user's fix.
+# perf's lines in collectors.tsv say @perf: they are run here, not by the runner. perf must get
+# SIGINT (so perf.data is finalised), it runs at normal priority, and its failure text decides the
+# user's fix.
 
 PERF_SCRIPT_FIELDS=comm,pid,tid,cpu,time,period,event,ip,sym,dso
 PERF_STATUS=""      # status of perf.record (ok when a usable profile exists)

@@ -15,10 +15,12 @@ KILL_GRACE=${FLAMEDIAG_KILL_GRACE:-2}
 ORPHAN_TERM=() ORPHAN_INT=()
 PRIO=(nice -n 19)         # post-processing (perf script, gzip, tar): nice 19 + ionice idle
 
+# load_declarations TSV -> the C_* arrays; rows whose argv is @perf belong to perf.bash.
 load_declarations() {
-	local name phase each timeout cap needs out argv
-	while IFS=$'\t' read -r name phase each timeout cap needs out argv; do
+	local name phase each timeout cap needs out reader argv
+	while IFS=$'\t' read -r name phase each timeout cap needs out reader argv; do
 		case $name in '' | '#'*) continue ;; esac
+		[ "$argv" = @perf ] && continue
 		C_NAME+=("$name") C_PHASE+=("$phase") C_EACH+=("$each") C_TIMEOUT+=("$timeout")
 		C_CAP+=("$cap") C_NEEDS+=("$needs") C_OUT+=("$out") C_ARGV+=("$argv")
 	done <"$1"
@@ -45,17 +47,6 @@ need_value() {
 		case $item in "$2":*) printf '%s\n' "${item#*:}"; return 0 ;; esac
 	done
 	return 0
-}
-
-# Physical NICs: a device link that is not under /devices/virtual (lo, bridges, ifb, veth are not).
-physical_nics() {
-	local link real
-	for link in "$SYS_ROOT"/class/net/*; do
-		[ -e "$link/device" ] || continue
-		real=$(readlink -f "$link")
-		case $real in */devices/virtual/*) continue ;; esac
-		basename "$link"
-	done
 }
 
 # Resolve @bcc:T / @snip words; prints the command words, one a line.

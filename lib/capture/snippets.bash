@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # snippets.bash - collectors too small for their own file; run as
 #   bash snippets.bash NAME ARGS...        (argv of a collectors.tsv line: @snip NAME ARGS)
+# NAME runs the function snip_NAME (dashes become underscores); there is no other list of them.
 # Each writes its data to stdout. Exit 3 = not applicable here (the last stderr line says why;
 # the runner records the collector as skipped with that reason).
 # Paths under {proc}/{sys} honour FLAMEDIAG_PROC_ROOT / FLAMEDIAG_SYS_ROOT (tests use fake trees);
 # printed names are the canonical /proc and /sys ones.
 set -u
+# shellcheck source=lib/capture/util.bash
+. "$(dirname "${BASH_SOURCE[0]}")/util.bash"
 
 not_applicable() {
 	echo "$*" >&2
@@ -121,16 +124,6 @@ snip_sched_knobs() {
 	for file in "$proc"/sys/kernel/sched_*; do
 		[ -f "$file" ] && [ -r "$file" ] || continue
 		printf '%s: %s\n' "$(basename "$file")" "$(tr '\n' ' ' <"$file" 2>/dev/null)"
-	done
-}
-
-physical_nics() {
-	local link real
-	for link in "$1"/class/net/*; do
-		[ -e "$link/device" ] || continue
-		real=$(readlink -f "$link")
-		case $real in */devices/virtual/*) continue ;; esac
-		basename "$link"
 	done
 }
 
@@ -301,20 +294,19 @@ snip_perf_script() {
 	return 1
 }
 
+# main NAME ARGS -> runs snip_NAME (dashes in NAME become underscores: sched-knobs -> snip_sched_knobs)
 main() {
-	local name=${1:-}
+	local name=${1:-} snippet
 	shift || true
-	case $name in
-	pressure | procstat | sysctl | thp | clocksource | cpufreq | cpuidle | irqbalance | memcg | audit | dmesg) "snip_$name" "$@" ;;
-	sched-knobs) snip_sched_knobs "$@" ;;
-	nic-modparams) snip_nic_modparams "$@" ;;
-	modprobe-d) snip_modprobe_d "$@" ;;
-	nic-irqs) snip_nic_irqs "$@" ;;
-	bpftrace-profile) snip_bpftrace_profile "$@" ;;
-	bpftrace-softirq) snip_bpftrace_softirq "$@" ;;
-	perf-script) snip_perf_script "$@" ;;
-	*) echo "snippets.bash: unknown snippet '$name'" >&2; exit 2 ;;
-	esac
+	snippet=snip_${name//-/_}
+	if [ -z "$name" ] || ! declare -F "$snippet" >/dev/null; then
+		echo "snippets.bash: unknown snippet '$name'" >&2
+		exit 2
+	fi
+	"$snippet" "$@"
 }
 
-main "$@"
+# sourced (the tests list the snippets): define only
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

@@ -107,3 +107,15 @@ is_running() {
 	state=${state%% *}
 	[ -n "$state" ] && [ "$state" != Z ]
 }
+
+# physical_nics SYS -> the physical NICs, one a line: a class/net link with a device that is not
+# under /devices/virtual (lo, bridges, ifb, veth are not)
+physical_nics() {
+	local link real
+	for link in "$1"/class/net/*; do
+		[ -e "$link/device" ] || continue
+		real=$(readlink -f "$link")
+		case $real in */devices/virtual/*) continue ;; esac
+		basename "$link"
+	done
+}

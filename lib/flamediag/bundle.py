@@ -20,7 +20,7 @@ private 0700 directory removed on close() or at exit); an extracted directory is
 following links. Member data is read on demand, so memory stays bounded. This module gives the
 members their meaning: the manifest, SHA256SUMS verification, lookup by collector name.
 
-Collector names and default paths: doc/bundle-format.md.
+Collector names and default paths: lib/collectors.tsv (doc/bundle-format.md).
 """
 from __future__ import annotations
 
@@ -35,59 +35,15 @@ import zlib
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set
 
+from . import collectors
 from .errors import UserError
 from .safetar import (O_NOFOLLOW, O_NONBLOCK, BundleRefused, extract, gunzip_bounded, hash_stream, limits,
                       looks_like_tarball, member_limit, read_capped, unsafe_name_reason)
 
 __all__ = ["DEFAULT_PATHS", "Bundle", "BundleRefused", "is_bundle", "limits", "open_bundle", "unsafe_name_reason"]
 
-DEFAULT_PATHS = {
-    # name -> path template; {phase} and {instance} are filled in
-    "perf.preflight": "perf/preflight.txt",
-    "perf.record": "perf/record.log",
-    "perf.script": "perf/perf.script.gz",
-    "mpstat": "metrics/mpstat.txt",
-    "mpstat.json": "metrics/mpstat.json",
-    "vmstat": "metrics/vmstat.txt",
-    "pidstat": "metrics/pidstat.txt",
-    "procstat": "metrics/proc-stat.txt",
-    "proc.vmstat": "snap/{phase}/proc-vmstat.txt",
-    "proc.interrupts": "snap/{phase}/proc-interrupts.txt",
-    "proc.softirqs": "snap/{phase}/proc-softirqs.txt",
-    "proc.softnet_stat": "snap/{phase}/proc-softnet_stat.txt",
-    "proc.meminfo": "snap/{phase}/proc-meminfo.txt",
-    "proc.pressure": "snap/{phase}/proc-pressure.txt",
-    "proc.stat": "snap/{phase}/proc-stat.txt",
-    "numastat": "snap/{phase}/numastat.txt",
-    "numastat.m": "snap/{phase}/numastat-m.txt",
-    "ss": "snap/{phase}/ss-tiepm.txt",
-    "loadavg": "snap/{phase}/loadavg.txt",
-    "ethtool.S": "snap/{phase}/ethtool-S-{instance}.txt",
-    "numactl.hardware": "system/numactl-hardware.txt",
-    "uname": "system/uname.txt",
-    "lscpu": "system/lscpu.txt",
-    "cmdline": "system/proc-cmdline.txt",
-    "sysctl": "system/sysctl.txt",
-    "thp": "system/thp.txt",
-    "clocksource": "system/clocksource.txt",
-    "cpufreq": "system/cpufreq.txt",
-    "cpuidle": "system/cpuidle.txt",
-    "tuned": "system/tuned.txt",
-    "sched.debug": "system/sched-knobs.txt",
-    "ethtool.i": "net/ethtool-i-{instance}.txt",
-    "ethtool.c": "net/ethtool-c-{instance}.txt",
-    "ethtool.l": "net/ethtool-l-{instance}.txt",
-    "nic.modparams": "net/module-params.txt",
-    "modprobe.d": "net/modprobe.d.txt",
-    "nic.irqs": "net/nic-irqs.txt",
-    "irqbalance": "system/irqbalance.txt",
-    "memcg": "system/memcg.txt",
-    "audit": "system/audit.txt",
-    "dmesg": "system/dmesg-tail.txt",
-    "bpf.profile": "bpf/profile.folded",
-    "bpftrace.profile": "bpf/bpftrace-profile.txt",
-    "bpftrace.softirq": "bpf/bpftrace-softirq.txt",
-}
+# name -> path template ({phase}, {instance}) from lib/collectors.tsv, for data the manifest does not list
+DEFAULT_PATHS = collectors.default_paths()
 
 # Budgets (env overrides exist for tests and for unusually large captures).
 MAX_MANIFEST_BYTES = 16 * 1024 ** 2

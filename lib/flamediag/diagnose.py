@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from . import __version__, advice, headline as headlines, inputs, match, playbooks, report, scoring
+from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring
 from .bundlewriter import file_sha256
 from .profile import Profile, is_idle
 from .report import Prose
@@ -172,6 +172,8 @@ def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence
 
 # -- headline ------------------------------------------------------------------------------------
 def headline(diagnosis: Diagnosis) -> Prose:
+    if diagnosis.input.profile.not_cpu:
+        return Prose.of(offcpu.headline(diagnosis.input.profile.not_cpu))
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
@@ -203,14 +205,17 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     inp = inputs.load(source)
     books = loaded if loaded is not None else load_playbooks(extra_dirs, min_share)
     restricted = kernel_symbols_restricted(inp)
-    matches = match.match_all(books, inp.profile)
+    not_cpu = inp.profile.not_cpu        # off-CPU time or call durations: never diagnosed as CPU time
+    matches = [] if not_cpu else match.match_all(books, inp.profile)
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
                                             kernel_symbols_restricted=restricted)
+    if not_cpu:
+        ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]
     samples = count_samples(inp.profile)
-    diagnosis = Diagnosis(source, inp, books, findings, ruled_out, hotspots(inp.profile), samples,
+    diagnosis = Diagnosis(source, inp, books, findings, ruled_out, [] if not_cpu else hotspots(inp.profile), samples,
                           data_quality(inp, restricted, inconclusive_ids), restricted,
-                          cpu=headlines.cpu_split(inp.facts, samples),
+                          cpu=None if not_cpu else headlines.cpu_split(inp.facts, samples),
                           busy_commands=headlines.busy_commands(inp.profile))
     diagnosis.headline = headline(diagnosis)
     return diagnosis
@@ -302,7 +307,8 @@ def report_context(diagnosis: Diagnosis) -> dict:
         "data_quality": diagnosis.data_quality, "inconclusive": diagnosis.restricted,
         "findings": [_finding_context(diagnosis, f) for f in diagnosis.findings],
         "ruled_out": grouped_ruled_out(diagnosis.ruled_out), "hotspots": diagnosis.hotspots,
-        "show_hotspots": not any(f.confidence != "low" for f in diagnosis.findings),
+        "show_hotspots": not any(f.confidence != "low" for f in diagnosis.findings) and not inp.profile.not_cpu,
+        "not_cpu": inp.profile.not_cpu,
         "playbook_count": len(diagnosis.playbooks), "version": __version__, "schema": SCHEMA_VERSION,
     }
 

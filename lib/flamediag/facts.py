@@ -1,8 +1,11 @@
-"""The facts layer: collector output (through the bundle reader) -> one flat `name -> value` mapping.
+"""The facts engine: runs the fact builders the parser modules declare, over one bundle reader (or pasted
+sections), into one flat `name -> value` mapping.
 
-Playbook checks read facts, never raw files (doc/facts.md lists every name). Each fact remembers the
-bundle file it came from and whether that file failed SHA256SUMS. Parser notes, unusable windows and
-missing collectors that matter become `data_quality` sentences.
+Playbook checks read facts, never raw files (doc/facts.md lists every name). Each parser module of
+flamediag.parsers owns its facts (`@builds`, see parsers/_builder.py); this module only orders the
+builders (collectors.tsv order, each after the builders it `uses`), runs each one guarded, remembers
+which file every fact came from and whether that file failed SHA256SUMS, and turns parser notes, an
+unusable window and missing collectors that matter into `data_quality` sentences.
 
     facts = build_facts(bundle)              # bundle: flamediag.bundle.Bundle or anything duck-typed
     facts.get("sysctl.vm.zone_reclaim_mode")   # 1
@@ -17,16 +20,15 @@ Examples:
 """
 from __future__ import annotations
 
-import re
-from collections import Counter
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+import functools
+import heapq
+import sys
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .manifest import IMPORTANT, Capture, interpret
-from .parsers import (audit, clocksource, cpufreq, dmesg, ethtool, interrupts, loadavg, memcg,
-                      modparams, mpstat, nicirqs, numactl, numastat, pidstat, pressure, procstat,
-                      procvmstat, schedknobs, softirqs, softnet, ss, sysctl, thp, tuned, vmstat)
-
-MPSTAT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "idle")
+from . import collectors, parsers
+from .manifest import Capture, interpret
+from .parsers import lost_without
+from .parsers._builder import Builder, builds
 
 
 class Facts:
@@ -39,6 +41,7 @@ class Facts:
         self.data_quality: List[str] = []
         self.series: Dict[str, Any] = {}
         self.collectors_read: set = set()  # collector names that yielded facts
+        self.made_by: Dict[str, str] = {}  # fact name -> the builder that made it (module.function)
 
     def set(self, name: str, value: Any, source: Optional[str], unverified: bool = False) -> None:
         if value is None:
@@ -66,6 +69,9 @@ class Facts:
     def as_dict(self) -> Dict[str, Any]:
         return dict(sorted(self._values.items()))
 
+    def names(self) -> set:
+        return set(self._values)
+
     def __contains__(self, name: str) -> bool:
         return self.has(name)
 
@@ -77,15 +83,22 @@ class Facts:
             self.data_quality.append(sentence)
 
 
-class _Source:
-    """Reads one collector through the reader, parses it, and records provenance and notes."""
+class Source:
+    """What a fact builder reads through: one collector at a time, parsed, with provenance and notes.
+
+    `shared` carries data between builders (declared with `shares=` / `uses=`)."""
 
     def __init__(self, reader, facts: Facts, pasted: bool = False, capture: Optional[Capture] = None):
         self.reader = reader
         self.facts = facts
         self.pasted = pasted
-        self.capture = capture if capture is not None else interpret(None)
-        self.interrupt_deltas = None  # (per-IRQ deltas, path, unverified) once proc.interrupts is read
+        self.capture = capture if capture is not None else interpret(getattr(reader, "manifest", None))
+        self.shared: Dict[str, Any] = {}
+
+    @property
+    def manifest(self) -> dict:
+        """The manifest's fields of their documented types (manifest.py)."""
+        return self.capture.fields
 
     def parsed(self, name: str, parse, phase: Optional[str] = None, instance: Optional[str] = None):
         """(parsed result, source path, unverified) or (None, None, False) when not captured."""
@@ -96,7 +109,7 @@ class _Source:
             return None, None, False
         if text is None:
             return None, None, False
-        path = self._path(name, phase, instance)
+        path = self.path(name, phase, instance)
         result = parse(text)
         for note in result.get("notes", []) if isinstance(result, dict) else []:
             self.facts.warn(note if path == name else f"{path}: {note}")
@@ -116,7 +129,8 @@ class _Source:
         except Exception:
             return []
 
-    def _path(self, name, phase, instance) -> str:
+    def path(self, name: str, phase: Optional[str] = None, instance: Optional[str] = None) -> str:
+        """The bundle path a collector's data came from (`pasted:NAME` for pastes)."""
         if self.pasted:
             return f"pasted:{name}"
         try:
@@ -125,6 +139,14 @@ class _Source:
             path = None
         return path or name
 
+    def seen(self, name: str) -> None:
+        """Mark a collector that matters (a parser's LOST_WITHOUT) as read."""
+        self.facts.collectors_read.add(name)
+
+    def window_seconds(self) -> Optional[float]:
+        """The capture window from the manifest (None for pastes and manifests without one)."""
+        return self.capture.window_seconds()
+
     def _is_unverified(self, path: Optional[str]) -> bool:
         try:
             return bool(path) and path in (getattr(self.reader, "unverified", None) or set())
@@ -132,27 +154,89 @@ class _Source:
             return False
 
 
+# --- the builders, in order ---------------------------------------------------------------------
+
+@builds("perf.kernel_symbols", "perf.lost_chunks", "window.seconds")
+def capture_facts(src: Source) -> None:
+    """What the manifest says about the capture itself (manifest.py interprets it)."""
+    seconds = src.window_seconds()
+    src.facts.set("perf.kernel_symbols", src.capture.kernel_symbols(), "manifest.json")
+    src.facts.set("perf.lost_chunks", src.capture.perf.get("lost_chunks"), "manifest.json")
+    src.facts.set("window.seconds", None if seconds is None else float(seconds), "manifest.json")
+
+
+def declared() -> List[Builder]:
+    """Every builder: the engine's own (manifest facts) first, then the parsers' in run order."""
+    return [capture_facts.builder] + list(plan())
+
+
+@functools.lru_cache(maxsize=None)
+def plan() -> Tuple[Builder, ...]:
+    """The parser modules' builders in run order (see `order`)."""
+    return order(parsers.builders())
+
+
+def order(found: Sequence[Builder]) -> Tuple[Builder, ...]:
+    """Builders in collectors.tsv order of what their module reads (then as given), each after every
+    builder that provides a name it `uses`. A missing provider or a cycle is a programming error,
+    raised here (the tests run it)."""
+    found = list(found)
+    after = [_providers(builder, found) for builder in found]
+    waiting = [len(providers) for providers in after]
+    ready = [(_table_rank(builder), index) for index, builder in enumerate(found) if not after[index]]
+    heapq.heapify(ready)
+    ordered: List[Builder] = []
+    while ready:
+        _, index = heapq.heappop(ready)
+        ordered.append(found[index])
+        for other, providers in enumerate(after):
+            if found[index] in providers:
+                waiting[other] -= 1
+                if waiting[other] == 0:
+                    heapq.heappush(ready, (_table_rank(found[other]), other))
+    if len(ordered) != len(found):
+        stuck = sorted(builder.label for builder in found if builder not in ordered)
+        raise RuntimeError(f"fact builders depend on each other in a cycle: {', '.join(stuck)}")
+    return tuple(ordered)
+
+
+def _providers(builder: Builder, found: Sequence[Builder]) -> List[Builder]:
+    providers = []
+    for name in builder.uses:
+        given = [other for other in found if other is not builder and other.provides(name)]
+        if not given:
+            raise RuntimeError(f"fact builder {builder.label} uses {name!r}, which no builder makes or shares")
+        providers.extend(p for p in given if p not in providers)
+    return providers
+
+
+def _table_rank(builder: Builder) -> int:
+    table = list(collectors.table())
+    module = sys.modules[builder.function.__module__]
+    ranks = [table.index(name) for name in getattr(module, "COLLECTORS", ()) if name in table]
+    return min(ranks) if ranks else len(table)
+
+
+# --- running them ----------------------------------------------------------------------------
+
 def build_facts(reader, capture: Optional[Capture] = None) -> Facts:
     """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle); `capture` is its
     interpreted manifest (manifest.interpret(reader.manifest) when not given)."""
     facts = Facts()
-    capture = capture if capture is not None else interpret(getattr(reader, "manifest", None))
-    src = _Source(reader, facts, capture=capture)
-    _guarded(lambda s: _capture_facts(s, capture), src, "capture facts")
-    for builder in BUILDERS:
-        _guarded(builder, src)
-    _guarded(lambda s: _window_facts(s, capture), src, "window facts")
-    _guarded(lambda s: _missing_collectors(s, capture), src, "missing collector check")
+    src = Source(reader, facts, capture=capture)
+    _run(capture_facts.builder, src)
+    for builder in plan():
+        _run(builder, src)
+    _guarded(_missing_collectors, src, "missing collector check")
     return facts
 
 
 def build_facts_from_sections(sections: Dict[str, str]) -> Facts:
     """Facts from pasted ticket text: {"mpstat": text, "sysctl": text, ...}. Single snapshots, no deltas."""
     facts = Facts()
-    reader = _SectionReader(sections or {})
-    src = _Source(reader, facts, pasted=True)
-    for builder in BUILDERS:
-        _guarded(builder, src)
+    src = Source(_SectionReader(sections or {}), facts, pasted=True)
+    for builder in plan():
+        _run(builder, src)
     return facts
 
 
@@ -175,477 +259,41 @@ class _SectionReader:
         return f"pasted:{name}" if name in self.sections else None
 
 
-def _guarded(builder, src: _Source, label: Optional[str] = None) -> None:
+def _run(builder: Builder, src: Source) -> None:
+    """Run one builder guarded, and remember which facts it made (facts.made_by)."""
+    before = src.facts.names()
+    _guarded(builder.function, src, builder.function.__name__.strip("_"))
+    for name in src.facts.names() - before:
+        src.facts.made_by[name] = builder.label
+
+
+def _guarded(step, src: Source, label: str) -> None:
     try:
-        builder(src)
+        step(src)
     except Exception as err:  # one broken collector must not cost the other facts
-        label = label or builder.__name__.strip("_")
         src.facts.warn(f"facts: {label} failed ({type(err).__name__}: {err}); those facts are missing")
 
 
-# --- capture / manifest (manifest.py interprets it; these are the facts it gives) -------------
-
-def _capture_facts(src: _Source, capture: Capture) -> None:
-    facts = src.facts
-    _kernel_facts(src, capture)
-    if capture.get("cpus") is not None:
-        facts.set("cpus", capture.get("cpus"), "manifest.json")
-    else:
-        _lscpu_cpus(src)
-    facts.set("perf.kernel_symbols", capture.kernel_symbols(), "manifest.json")
-    facts.set("perf.lost_chunks", capture.perf.get("lost_chunks"), "manifest.json")
-
-
-def _kernel_facts(src: _Source, capture: Capture) -> None:
-    release = capture.get("kernel")
-    origin = "manifest.json"
-    if not release:  # `uname -a`: Linux <host> <release> ...
-        tokens = (src.reader.read_text("uname") or "").split()
-        release = tokens[2] if len(tokens) > 2 and tokens[0] == "Linux" else None
-        origin = src._path("uname", None, None)
-    if not release:
-        return
-    src.facts.set("kernel.release", release, origin)
-    version = re.match(r"^(\d+)\.(\d+)", release)
-    if version:
-        src.facts.set("kernel.version", [int(version.group(1)), int(version.group(2))], origin)
-
-
-def _lscpu_cpus(src: _Source) -> None:
-    match = re.search(r"^CPU\(s\):\s*(\d+)\s*$", src.reader.read_text("lscpu") or "", re.M)
-    if match:
-        src.facts.set("cpus", int(match.group(1)), src._path("lscpu", None, None))
-
+# --- what is missing ----------------------------------------------------------------------------
 
 def why_cut_short(manifest: dict) -> str:
     """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (manifest.py's rule)."""
     return interpret(manifest).why_cut_short()
 
 
-def _window_facts(src: _Source, capture: Capture) -> None:
-    seconds = capture.window_seconds()
-    src.facts.set("window.seconds", None if seconds is None else float(seconds), "manifest.json")
-
-
-def _missing_collectors(src: _Source, capture: Capture) -> None:
-    """One sentence for the important collectors simply absent from the bundle (those the manifest
-    says failed are the capture's own data-quality sentences, with the reason)."""
-    failed = {entry.get("name") for entry in capture.failed_collectors()}
-    absent = [f"{name} ({loss})" for name, loss in IMPORTANT.items()
-              if name not in src.facts.collectors_read and name not in failed]
+def _missing_collectors(src: Source) -> None:
+    """One sentence per collector that matters (each parser's LOST_WITHOUT) the manifest says was not
+    captured, with its reason; one sentence for all those simply absent from the bundle."""
+    not_captured = {entry.get("name"): entry for entry in src.capture.not_captured()}
+    absent = []
+    for name, loss in lost_without().items():
+        if name in src.facts.collectors_read:
+            continue
+        entry = not_captured.get(name)
+        if entry:
+            why = f"{entry.get('status')}: {entry.get('reason') or 'no reason given'}"
+            src.facts.warn(f"{name} not captured ({why}): {loss}")
+        else:
+            absent.append(f"{name} ({loss})")
     if absent:
         src.facts.warn("not in the bundle: " + "; ".join(absent))
-
-
-def _seen(src: _Source, name: str) -> None:
-    src.facts.collectors_read.add(name)
-
-
-# --- settings --------------------------------------------------------------------------------
-
-def _sysctl(src: _Source) -> None:
-    result, path, bad = src.parsed("sysctl", sysctl.parse)
-    if result is None:
-        return
-    _seen(src, "sysctl")
-    for key, value in result["values"].items():
-        src.facts.set(f"sysctl.{key}", value, path, bad)
-
-
-def _thp(src: _Source) -> None:
-    result, path, bad = src.parsed("thp", thp.parse)
-    if result is None:
-        return
-    _seen(src, "thp")
-    for key, value in result["settings"].items():
-        src.facts.set("thp." + key.replace("/", "."), value, path, bad)
-
-
-def _numa(src: _Source) -> None:
-    result, path, bad = src.parsed("numactl.hardware", numactl.parse)
-    if result is None:
-        return
-    _seen(src, "numactl.hardware")
-    src.facts.set("numa.nodes", result["nodes"], path, bad)
-    src.facts.set("numa.max_distance", result["max_distance"], path, bad)
-    if result["distances"]:
-        src.facts.series["numa.distances"] = result["distances"]
-
-
-def _numastat(src: _Source) -> None:
-    start, end, path, bad = src.pair("numastat", numastat.parse)
-    if start is None:
-        return
-    for row, total in end["totals"].items():
-        if row in start["totals"]:
-            src.facts.set(f"numastat.delta.{row}", total - start["totals"][row], path, bad)
-
-
-def _clocksource(src: _Source) -> None:
-    result, path, bad = src.parsed("clocksource", clocksource.parse)
-    if result is None:
-        return
-    src.facts.set("clocksource.current", result["current"], path, bad)
-    if result["available"]:
-        src.facts.set("clocksource.available", " ".join(result["available"]), path, bad)
-
-
-def _dmesg(src: _Source) -> None:
-    result, path, bad = src.parsed("dmesg", dmesg.parse)
-    if result is None:
-        return
-    counts = result["counts"]
-    src.facts.set("dmesg.tsc_unstable", counts["tsc_unstable"] > 0, path, bad)
-    for event, count in counts.items():
-        src.facts.set(f"dmesg.count.{event}", count, path, bad)
-
-
-def _cpufreq(src: _Source) -> None:
-    result, path, bad = src.parsed("cpufreq", cpufreq.parse)
-    if result is None or not result["policies"]:
-        return
-    for key in ("governor", "driver"):
-        seen = Counter(str(p[key]) for p in result["policies"].values() if key in p)
-        if seen:
-            src.facts.set(f"cpufreq.{key}", seen.most_common(1)[0][0], path, bad)
-
-
-def _tuned(src: _Source) -> None:
-    result, path, bad = src.parsed("tuned", tuned.parse)
-    if result is not None:
-        src.facts.set("tuned.profile", result["profile"], path, bad)
-
-
-def _audit(src: _Source) -> None:
-    result, path, bad = src.parsed("audit", audit.parse)
-    if result is not None:
-        src.facts.set("audit.rules", result["rules"], path, bad)
-        src.facts.set("audit.enabled", result["enabled"], path, bad)
-
-
-def _schedknobs(src: _Source) -> None:
-    result, path, bad = src.parsed("sched.debug", schedknobs.parse)
-    if result is None:
-        return
-    for knob, value in result["knobs"].items():
-        name = knob[len("sched_"):] if knob.startswith("sched_") else knob
-        src.facts.set(f"sched.{name}", value, path, bad)
-
-
-def _loadavg(src: _Source) -> None:
-    result, path, bad = src.parsed("loadavg", loadavg.parse, phase="end")
-    if result is not None:
-        src.facts.set("loadavg.1", result["1"], path, bad)
-
-
-def _pressure(src: _Source) -> None:
-    result, path, bad = src.parsed("proc.pressure", pressure.parse, phase="end")
-    if result is None:
-        return
-    for resource, kinds in result["resources"].items():
-        for kind in ("some", "full"):
-            value = kinds.get(kind, {}).get("avg10")
-            src.facts.set(f"psi.{resource}.{kind}_avg10", value, path, bad)
-
-
-# --- counters (start/end deltas) ---------------------------------------------------------------
-
-def _procvmstat(src: _Source) -> None:
-    start, end, path, bad = src.pair("proc.vmstat", procvmstat.parse)
-    if start is None:
-        return
-    _seen(src, "proc.vmstat")
-    seconds = _rate_seconds(src)
-    for counter, step in procvmstat.delta(start, end).items():
-        src.facts.set(f"vmstat.delta.{counter}", step, path, bad)
-        if seconds:
-            src.facts.set(f"vmstat.rate.{counter}", round(step / seconds, 3), path, bad)
-
-
-def _rate_seconds(src: _Source) -> Optional[float]:
-    return src.capture.window_seconds()
-
-
-def _softirqs(src: _Source) -> None:
-    start, end, path, bad = src.pair("proc.softirqs", softirqs.parse)
-    if start is None:
-        return
-    _seen(src, "proc.softirqs")
-    deltas = softirqs.delta(start, end)
-    src.facts.series["softirqs"] = deltas
-    for vector, per_cpu in deltas.items():
-        total = sum(per_cpu)
-        src.facts.set(f"softirq.delta.{vector}.total", total, path, bad)
-        if total > 0:
-            top = max(range(len(per_cpu)), key=lambda i: per_cpu[i])
-            src.facts.set(f"softirq.delta.{vector}.top_cpu", top, path, bad)
-            src.facts.set(f"softirq.delta.{vector}.top_share", round(per_cpu[top] / total, 4), path, bad)
-            concentration = per_cpu[top] / (total / len(per_cpu))
-            src.facts.set(f"softirq.delta.{vector}.concentration", round(concentration, 3), path, bad)
-
-
-def _interrupts(src: _Source) -> None:
-    start, end, path, bad = src.pair("proc.interrupts", interrupts.parse)
-    if start is None:
-        return
-    totals: Dict[str, int] = {}
-    deltas = interrupts.delta(start, end)
-    src.interrupt_deltas = (deltas, path, bad)
-    for label, row in deltas.items():
-        key = label if not label.isdecimal() else (row["name"] or label)
-        totals[key] = totals.get(key, 0) + sum(row["counts"])
-    src.facts.series["interrupts"] = totals
-    for key, total in totals.items():
-        src.facts.set(f"interrupts.delta.{key}.total", total, path, bad)
-
-
-def _softnet(src: _Source) -> None:
-    start, end, path, bad = src.pair("proc.softnet_stat", softnet.parse)
-    if start is None:
-        return
-    for field, step in softnet.delta(start, end).items():
-        src.facts.set(f"softnet.delta.{field}", step, path, bad)
-
-
-# --- window metrics ------------------------------------------------------------------------------
-
-def _mpstat(src: _Source) -> None:
-    averages, path, bad, intervals = None, None, False, []
-    for name in ("mpstat", "mpstat.json"):
-        result, path, bad = src.parsed(name, mpstat.parse)
-        if result and result["average"]:
-            averages, intervals = result["average"], result["intervals"]
-            break
-    if averages is None:
-        averages, path, bad = _procstat_utilisation(src)
-    if not averages:
-        return
-    _seen(src, "mpstat")
-    src.facts.series["mpstat"] = averages
-    _mpstat_facts(src, averages, path, bad)
-    if intervals:
-        src.facts.series["mpstat.intervals"] = intervals
-        _mpstat_coverage(src, len(intervals), path)
-
-
-def _mpstat_coverage(src: _Source, count: int, path: Optional[str]) -> None:
-    window = _rate_seconds(src)
-    if window and window >= 5 and count < 0.5 * window:
-        src.facts.warn(f"{path}: mpstat covers {count} s of the {window:g} s window: per-CPU averages may miss the spike")
-
-
-def _procstat_utilisation(src: _Source):
-    """Fallback without sysstat: the procstat window series, else proc.stat start/end."""
-    result, path, bad = src.parsed("procstat", procstat.parse_series_result)
-    if result and len(result["series"]) >= 2:
-        first, last = result["series"][0][1], result["series"][-1][1]
-        return procstat.utilisation(first, last), path, bad
-    start, end, path, bad = src.pair("proc.stat", procstat.parse)
-    if start is None:
-        return None, None, False
-    return procstat.utilisation(start, end), path, bad
-
-
-def _mpstat_facts(src: _Source, averages: Dict[str, Dict[str, float]], path, bad) -> None:
-    facts = src.facts
-    per_cpu = {cpu: cols for cpu, cols in averages.items() if cpu.isdecimal()}
-    for column in MPSTAT_COLUMNS:
-        if "all" in averages and column in averages["all"]:
-            facts.set(f"mpstat.{column}_pct.avg", averages["all"][column], path, bad)
-        for cpu, cols in per_cpu.items():
-            if column in cols:
-                facts.set(f"mpstat.{column}_pct.{cpu}", cols[column], path, bad)
-    if "all" not in averages and per_cpu:
-        for column in MPSTAT_COLUMNS:
-            values = [cols[column] for cols in per_cpu.values() if column in cols]
-            if values:
-                facts.set(f"mpstat.{column}_pct.avg", round(sum(values) / len(values), 2), path, bad)
-    for column in ("soft", "sys"):
-        _hottest(facts, column, per_cpu, path, bad)
-    if not facts.has("cpus") and per_cpu:
-        facts.set("cpus", len(per_cpu), path, bad)
-
-
-def _hottest(facts: Facts, column: str, per_cpu: Dict[str, Dict[str, float]], path, bad) -> None:
-    values = {int(cpu): cols[column] for cpu, cols in per_cpu.items() if column in cols}
-    if not values:
-        return
-    top = max(sorted(values), key=lambda cpu: values[cpu])
-    facts.set(f"mpstat.{column}_pct.max", values[top], path, bad)
-    facts.set(f"mpstat.{column}_pct.max_cpu", top, path, bad)
-    mean = sum(values.values()) / len(values)
-    concentration = round(values[top] / mean, 3) if mean > 0 else 1.0
-    facts.set(f"mpstat.{column}_pct.concentration", concentration, path, bad)
-    if len(values) >= 2:
-        # max/mean can never exceed the CPU count (2 on a 2-CPU host), so also compare the hottest
-        # CPU with the mean of the others; the 0.5 % floor keeps an idle rest from dividing by 0.
-        rest = [v for cpu, v in values.items() if cpu != top]
-        facts.set(f"mpstat.{column}_pct.vs_rest", round(values[top] / max(sum(rest) / len(rest), 0.5), 3), path, bad)
-
-
-def _vmstat_window(src: _Source) -> None:
-    result, path, bad = src.parsed("vmstat", vmstat.parse)
-    if result is None:
-        return
-    for column, value in result["average"].items():
-        src.facts.set(f"vmstat.window.{column}", value, path, bad)
-
-
-def _pidstat(src: _Source) -> None:
-    result, path, bad = src.parsed("pidstat", pidstat.parse)
-    if result is None:
-        return
-    rows = result["switches"] or result["average_switches"]
-    intervals = result["intervals"] or 1
-    if not rows:
-        return
-    src.facts.set("pidstat.cswch_per_s", round(sum(r.get("cswch/s", 0) for r in rows) / intervals, 2), path, bad)
-    src.facts.set("pidstat.nvcswch_per_s", round(sum(r.get("nvcswch/s", 0) for r in rows) / intervals, 2), path, bad)
-    by_comm: Counter = Counter()
-    for row in rows:
-        by_comm[row["command"]] += row.get("cswch/s", 0) + row.get("nvcswch/s", 0)
-    src.facts.set("pidstat.top_cswch_comm", by_comm.most_common(1)[0][0], path, bad)
-
-
-def _ss(src: _Source) -> None:
-    result, path, bad = src.parsed("ss", ss.parse, phase="end")
-    if result is None:
-        return
-    sockets = result["sockets"]
-    facts = src.facts
-    facts.set("ss.sockets", len(sockets), path, bad)
-    facts.set("ss.retrans_total", sum(s["retrans_total"] for s in sockets), path, bad)
-    facts.set("ss.lost_total", sum(s["lost"] for s in sockets), path, bad)
-    facts.set("ss.sockets_retrans", sum(1 for s in sockets if s["retrans_total"] > 0), path, bad)
-    facts.set("ss.congestion", sorted({s["congestion"] for s in sockets if s["congestion"]}), path, bad)
-
-
-# --- NIC ---------------------------------------------------------------------------------------
-
-def _nic(src: _Source) -> None:
-    facts = src.facts
-    names = src.instances("ethtool.i")
-    drivers: List[str] = []
-    for nic in names:
-        result, path, bad = src.parsed("ethtool.i", ethtool.parse, instance=nic)
-        driver = (result or {}).get("values", {}).get("driver") if (result or {}).get("kind") == "i" else None
-        if driver:
-            facts.set(f"nic.{nic}.driver", driver, path, bad)
-            if driver not in drivers:
-                drivers.append(driver)
-    if names:
-        facts.set("nic.names", names, "manifest.json")
-        facts.set("nic.drivers", drivers, src._path("ethtool.i", None, names[0]))
-    for nic in src.instances("ethtool.l"):
-        _nic_queues(src, nic)
-    for nic in src.instances("ethtool.S"):
-        _nic_stats(src, nic)
-    for nic in src.instances("ethtool.c"):
-        _nic_coalesce(src, nic)
-
-
-def _nic_queues(src: _Source, nic: str) -> None:
-    result, path, bad = src.parsed("ethtool.l", ethtool.parse, instance=nic)
-    if not result or result["kind"] != "l":
-        return
-    current = result["values"]["current"]
-    queues = current.get("combined") or current.get("rx")
-    src.facts.set(f"nic.{nic}.rx_queues", queues, path, bad)
-
-
-_TROUBLE_STAT = re.compile(r"drop|miss|err|discard|no_buf|fifo|timeout|overrun|fail")
-
-
-def _nic_stats(src: _Source, nic: str) -> None:
-    """Per-NIC ethtool -S deltas: packet totals and the non-zero trouble counters (drops, errors...)."""
-    start, _, start_bad = src.parsed("ethtool.S", ethtool.parse, phase="start", instance=nic)
-    end, path, end_bad = src.parsed("ethtool.S", ethtool.parse, phase="end", instance=nic)
-    if not start or not end or start["kind"] != "S" or end["kind"] != "S":
-        return
-    before, after = start["values"]["stats"], end["values"]["stats"]
-    for stat, value in after.items():
-        if stat not in before:
-            continue
-        step = value - before[stat]
-        if stat in ("rx_packets", "tx_packets") or (step and _TROUBLE_STAT.search(stat)):
-            src.facts.set(f"nic.{nic}.delta.{stat}", step, path, start_bad or end_bad)
-
-
-def _nic_coalesce(src: _Source, nic: str) -> None:
-    result, path, bad = src.parsed("ethtool.c", ethtool.parse, instance=nic)
-    if result and result["kind"] == "c":
-        src.facts.set(f"nic.{nic}.rx_usecs", result["values"].get("rx-usecs"), path, bad)
-        adaptive = result["values"].get("adaptive_rx")
-        src.facts.set(f"nic.{nic}.adaptive_rx", adaptive, path, bad)
-
-
-def _nic_irqs(src: _Source) -> None:
-    result, path, bad = src.parsed("nic.irqs", nicirqs.parse)
-    if result is None or not result["irqs"]:
-        return
-    src.facts.set("nic.irqs.cpus", result["cpus"], path, bad)
-    src.facts.set("nic.irqs.count", len(result["irqs"]), path, bad)
-    single = len(result["cpus"]) == 1
-    src.facts.set("nic.irqs.single_cpu", single, path, bad)
-    src.facts.series["nic.irqs"] = result["irqs"]
-    _nic_irq_load(src, [str(entry["irq"]) for entry in result["irqs"]])
-
-
-def _nic_irq_load(src: _Source, labels: List[str]) -> None:
-    """Where the NIC interrupts actually landed in the window (/proc/interrupts deltas of its IRQs)."""
-    if src.interrupt_deltas is None:
-        return
-    deltas, path, bad = src.interrupt_deltas
-    per_cpu: List[int] = []
-    for label in labels:
-        for cpu, count in enumerate(deltas.get(label, {}).get("counts", [])):
-            per_cpu.extend([0] * (cpu + 1 - len(per_cpu)))
-            per_cpu[cpu] += count
-    total = sum(per_cpu)
-    if total <= 0:
-        return
-    top = max(range(len(per_cpu)), key=lambda cpu: per_cpu[cpu])
-    src.facts.set("nic.irqs.delta.total", total, path, bad)
-    src.facts.set("nic.irqs.delta.top_cpu", top, path, bad)
-    src.facts.set("nic.irqs.delta.top_share", round(per_cpu[top] / total, 4), path, bad)
-
-
-def _modparams(src: _Source) -> None:
-    result, path, bad = src.parsed("nic.modparams", modparams.parse)
-    if result is None:
-        return
-    for driver, params in result["drivers"].items():
-        for param, value in params.items():
-            src.facts.set(f"modparam.{driver}.{param}", value, path, bad)
-
-
-# --- memory cgroups --------------------------------------------------------------------------
-
-def _memcg(src: _Source) -> None:
-    result, path, bad = src.parsed("memcg", memcg.parse)
-    if result is None or not result["cgroups"]:
-        return
-    groups = result["cgroups"]
-    facts = src.facts
-    versions = sorted({g["version"] for g in groups.values() if g.get("version") in (1, 2)})
-    if versions:
-        facts.set("cgroup.version", versions[-1], path, bad)
-    failcnts = [g["failcnt"] for g in groups.values() if g["failcnt"] is not None]
-    if failcnts:
-        facts.set("memcg.max_failcnt", max(failcnts), path, bad)
-    for event in ("high", "max", "oom"):
-        counts = [g["events"][event] for g in groups.values() if event in g["events"]]
-        if counts:
-            facts.set(f"memcg.events.{event}", sum(counts), path, bad)
-    ratios = {p: g["usage"] / g["limit"] for p, g in groups.items() if g["usage"] is not None and g["limit"]}
-    if ratios:
-        fullest = max(sorted(ratios), key=lambda p: ratios[p])
-        facts.set("memcg.max_usage_ratio", round(ratios[fullest], 4), path, bad)
-        facts.set("memcg.top.path", fullest, path, bad)
-
-
-BUILDERS = (
-    _sysctl, _thp, _numa, _numastat, _procvmstat, _mpstat, _vmstat_window, _softirqs, _interrupts,
-    _softnet, _nic, _nic_irqs, _modparams, _memcg, _clocksource, _dmesg, _cpufreq, _tuned, _audit,
-    _schedknobs, _loadavg, _pressure, _pidstat, _ss,
-)

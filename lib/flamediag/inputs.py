@@ -22,11 +22,10 @@ from . import errors
 from .errors import UserError
 from .magic import is_gzip, is_tar_block
 from .manifest import Capture, interpret
-from .profile import Profile
+from .profile import Frame, Profile
 
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30
-STACK_COLLECTORS = ("perf.script", "bpf.profile")
 
 
 class EmptyFacts:
@@ -63,7 +62,7 @@ class Input:
 
     @property
     def tools_missing(self) -> List[str]:
-        return self.capture.tools_missing()
+        return self.capture.tools_missing(getattr(self.facts, "collectors_read", ()))
 
 
 def _gunzip_head(data: bytes) -> bytes:
@@ -202,9 +201,25 @@ def _require_stacks(profile: Profile, where: str) -> None:
 
 def _load_stacks(path: Path, kind: str) -> Input:
     profile = _read_stream(path, kind)
-    _require_stacks(profile, str(path))
+    if not profile.records:
+        return _load_paste(path)     # an excerpt from a ticket (one sample, no closing blank line)
+    _mark_not_cpu(profile, path)
     return Input(display_name(path), kind, profile, EmptyFacts(), path.name,
                  notes=["no metrics in this input: corroborating checks are not captured"])
+
+
+def _mark_not_cpu(profile: Profile, path: Path) -> None:
+    """Off-CPU stacks (bcc offcputime -f, sched_switch recordings) are not CPU time."""
+    from .offcpu import has_waker_separator, offcpu_reason
+
+    with open(path, "rb") as handle:
+        head = handle.read(4096).decode("utf-8", errors="replace")
+    comments = "\n".join(line for line in head.split("\n") if line.startswith("#"))
+    reason = offcpu_reason(((r.frames[-1].name, r.weight) for r in profile if r.frames), comments,
+                           has_waker_separator(r.names() for r in profile))
+    if reason:
+        profile.not_cpu = reason
+        profile.data_quality.append(f"not a CPU profile, not diagnosed: {reason}")
 
 
 def _load_paste(path: Path) -> Input:
@@ -246,17 +261,51 @@ def _paste_facts(sections: Dict[str, str]):
 
 
 # -- bundles ----------------------------------------------------------------------------------
-def _bundle_profile(bundle) -> Tuple[Profile, str]:
-    from . import folded, perfscript
+def _perf_script_profile(data: bytes) -> Profile:
+    from . import perfscript
 
+    return perfscript.read_profile(io.BytesIO(data))
+
+
+def _folded_profile(data: bytes) -> Profile:
+    from . import folded
+
+    return folded.read_profile(io.BytesIO(data))
+
+
+def _bpftrace_profile(data: bytes) -> Profile:
+    """bpftrace `@[kstack] = count()` maps (capture's profile when bcc cannot compile), read by the
+    paste reader of the same format. Kernel stacks only, without commands or CPUs; `@[]: N` counts
+    the samples taken in user space (no kernel stack), kept as busy user time."""
+    from .paste.stacktext import BPF_ONELINE, read_bpftrace
+
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    profile = Profile(source_format="bpftrace-kstack")
+    block = read_bpftrace(lines, 0)
+    for frames, weight, comm, cpu, context in block.stacks if block else []:
+        profile.add(frames, weight, comm=comm, cpu=cpu, context=context)
+    user = sum(int(found["count"]) for found in map(BPF_ONELINE.match, lines) if found and not found["key"].strip())
+    if user and profile.records:
+        profile.add((Frame("[unknown]", "user"),), user)
+    if profile.records:
+        profile.data_quality.append("stacks from bpftrace (no perf stacks in this bundle): kernel stacks only, "
+                                    "without command names or CPUs, so per-CPU and per-command checks cannot run")
+    return profile
+
+
+# The collectors whose `reader` is `stacks` in lib/collectors.tsv, in order of preference.
+STACK_READERS = {"perf.script": _perf_script_profile, "bpf.profile": _folded_profile,
+                 "bpftrace.profile": _bpftrace_profile}
+
+
+def _bundle_profile(bundle) -> Tuple[Profile, str]:
     if "manifest.json" not in bundle.members:
         raise UserError(f"{bundle.origin}: not a flamediag bundle (no manifest.json, no usable stacks): give a "
                         "bundle written by `flamediag capture`, perf script text or folded stacks")
-    for name in STACK_COLLECTORS:
+    for name, reader in STACK_READERS.items():
         data = bundle.read(name)
         if data:
-            reader = perfscript.read_profile if name == "perf.script" else folded.read_profile
-            profile = reader(io.BytesIO(data))
+            profile = reader(data)
             if profile.records:
                 return profile, bundle.source(name) or name
     raise UserError(f"{bundle.origin}: bundle has no usable stacks (perf/perf.script.gz missing or empty); "

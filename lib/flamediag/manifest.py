@@ -19,19 +19,12 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Collection, Dict, List, Optional, Tuple
+
+from .parsers import lost_without
 
 UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 FAILED_STATUSES = ("missing", "failed", "timeout")
-# Collectors whose absence weakens a diagnosis: name -> what is lost.
-IMPORTANT = {
-    "mpstat": "per-CPU %sys/%soft unknown",
-    "sysctl": "kernel settings (vm.zone_reclaim_mode ...) unknown",
-    "proc.vmstat": "reclaim/compaction counters unknown",
-    "proc.softirqs": "per-CPU softirq counts unknown",
-    "numactl.hardware": "NUMA topology unknown",
-    "thp": "transparent huge page settings unknown",
-}
 
 
 # -- field types ---------------------------------------------------------------------------------
@@ -198,24 +191,27 @@ class Capture:
         return None
 
     # -- tools, perf ---------------------------------------------------------------------
+    def not_captured(self, statuses: Optional[Tuple[str, ...]] = None) -> List[dict]:
+        """Manifest entries whose status is not ok (or is one of `statuses`), one per collector name."""
+        seen, found = set(), []
+        for entry in self.collectors:
+            status = entry.get("status")
+            if (status in statuses if statuses else status != "ok") and entry.get("name") not in seen:
+                seen.add(entry.get("name"))
+                found.append(entry)
+        return found
+
     def failed_collectors(self) -> List[dict]:
         """Manifest entries whose tool was missing, failed or timed out (one per collector name)."""
-        seen, failed = set(), []
-        for entry in self.collectors:
-            if entry.get("status") in FAILED_STATUSES and entry.get("name") not in seen:
-                seen.add(entry.get("name"))
-                failed.append(entry)
-        return failed
+        return self.not_captured(FAILED_STATUSES)
 
-    def tools_missing(self) -> List[str]:
-        """'name: reason' for the failed collectors the diagnosis can do without (the others are
-        data-quality sentences, with what is lost)."""
+    def tools_missing(self, read: Collection[str] = ()) -> List[str]:
+        """'name: reason' for each failed collector, except those that matter (a parser's LOST_WITHOUT)
+        and were not made up for by a fallback (`read`: the collectors the facts read): the facts say
+        those once, with what is lost."""
+        said_by_facts = set(lost_without()) - set(read)
         return [f"{e.get('name')}: {e.get('reason') or e.get('status')}" for e in self.failed_collectors()
-                if e.get("name") not in IMPORTANT]
-
-    def important_losses(self) -> List[str]:
-        return [f"{e['name']} not captured ({e.get('status')}: {e.get('reason') or 'no reason given'}): "
-                f"{IMPORTANT[e['name']]}" for e in self.failed_collectors() if e.get("name") in IMPORTANT]
+                if e.get("name") not in said_by_facts]
 
     def kernel_symbols(self) -> Optional[str]:
         return self.perf.get("kernel_symbols")
@@ -234,7 +230,7 @@ class Capture:
         if self.lost_chunks():
             lines.append(f"perf lost {self.lost_chunks()} chunks: some samples are missing (raise -m or lower -F)")
         lines += [f"perf: {warning}" for warning in self.perf.get("warnings") or []]
-        return lines + self.important_losses()
+        return lines
 
 
 def interpret(raw) -> Capture:

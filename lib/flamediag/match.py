@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
+from .flatclaims import Claim, flat_claims, unlisted_busy
 from .kernelnames import normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, is_idle
@@ -43,10 +44,20 @@ class Match:
     stacks: Counter = field(default_factory=Counter)        # names tuple (root first) -> weight
     frames: Set[str] = field(default_factory=set)           # signature frames actually seen
     excluded: float = 0.0
+    claimed: float = 0.0                                    # flat: generic leaves attributed to it
+    claimed_by: Set[str] = field(default_factory=set)       # ... because these frames were listed
+    rivals: Set[str] = field(default_factory=set)           # ... which these playbooks also identified
+    unlisted: float = 0.0                                   # pasted listing: busy weight of entries left out
 
     @property
     def share(self) -> float:
         return self.matched / self.busy if self.busy else 0.0
+
+    @property
+    def listed_share(self) -> float:
+        """Share of the entries a pasted listing shows (= share, unless entries were left out)."""
+        listed = self.busy - self.unlisted
+        return self.matched / listed if listed > 0 else 0.0
 
     @property
     def strong_share(self) -> float:
@@ -73,7 +84,9 @@ class _Compiled:
         self.context = sig["context"]
         self.comm = re.compile(sig["comm"]) if sig["comm"] else None
         self.leaf_within = sig["leaf_within"]
-        self.distinctive = frozenset(sig["distinctive"])
+        self.distinctive = frozenset(name for element in sig["distinctive"] for name in playbook.expand(element))
+        in_strong = frozenset().union(*(h for i, h in enumerate(self.highlight) if i in self.strong))
+        self.weak_only = frozenset().union(*(h for i, h in enumerate(self.highlight) if i not in self.strong)) - in_strong
         self.gate = self._gate(self.patterns)
 
     @staticmethod
@@ -132,8 +145,9 @@ def match_pattern(names: Sequence[str], pattern: Sequence[FrozenSet[str]],
     return None
 
 
-def _context_ok(compiled: _Compiled, record: StackRecord) -> bool:
-    if compiled.context != "any" and record.context != compiled.context:
+def _context_ok(compiled: _Compiled, record: StackRecord, ancestry: bool) -> bool:
+    # a flat entry's context is unknown (no softirq/irq entry frame above it): its frame names it
+    if ancestry and compiled.context != "any" and record.context != compiled.context:
         return False
     return compiled.comm is None or bool(compiled.comm.search(record.comm or ""))
 
@@ -143,11 +157,17 @@ def _possible(pattern: Sequence[FrozenSet[str]], present: FrozenSet[str]) -> boo
     return all(WILDCARD in element or not element.isdisjoint(present) for element in pattern)
 
 
+def _flat_strong(compiled: _Compiled, seen: Sequence[str]) -> bool:
+    """A distinctive frame is the strong form unless it belongs only to weak patterns' frame sets
+    (cpu-power-saving's idle governor, sched-overhead's plain switching: weak_share applies)."""
+    return any(name not in compiled.weak_only for name in seen)
+
+
 def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, present: FrozenSet[str]):
     """(matched frame names, strong?) for one stack, or None."""
     if not ancestry:
         seen = [n for n in names if n in compiled.distinctive]
-        return (set(seen), True) if seen else None
+        return (set(seen), _flat_strong(compiled, seen)) if seen else None
     if compiled.gate is not None and compiled.gate.isdisjoint(present):
         return None
     if any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
@@ -211,23 +231,39 @@ def _with_sets(busy) -> _Busy:
     return busy if isinstance(busy, _Busy) else _Busy(busy)
 
 
-def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
+def _claimed_hit(result: Match, claim: Claim, names: Sequence[str], weight: float):
+    """A flat leaf a playbook claimed counts only for its claimants (flatclaims.py)."""
+    if result.playbook.id not in claim.playbooks:
+        return None
+    result.claimed += weight
+    result.claimed_by.update(claim.by)
+    result.rivals.update(claim.rivals)
+    return set(names[-1:]), True
+
+
+def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None) -> Match:
     """Matches each distinct stack once, then walks the busy records in profile order (so ties
-    keep their order) adding the weight of those whose stack matched and whose context fits."""
+    keep their order) adding the weight of those whose stack matched and whose context fits;
+    a flat leaf claimed by a path (flatclaims.py) counts for its claimants only."""
     compiled = _Compiled(playbook)
     busy = _with_sets(busy if busy is not None else busy_records(profile))
-    result = Match(playbook, flat=not profile.ancestry)
-    result.busy = busy.total
+    claims = claims if claims is not None else flat_claims([playbook], profile)
+    unlisted = unlisted_busy(profile)
+    result = Match(playbook, flat=not profile.ancestry, unlisted=unlisted)
+    result.busy = busy.total + unlisted
     hits = {}
     for key, (names, present) in busy.stacks.items():
         hit = _match_record(compiled, names, profile.ancestry, present)
         if hit is not None:
             hits[key] = hit
-    if not hits:
+    if not hits and not claims:
         return result
     for record, names, _ in busy:
-        hit = hits.get(id(names))
-        if hit is None or not _context_ok(compiled, record):
+        if not _context_ok(compiled, record, profile.ancestry):
+            continue
+        claim = claims.get(id(record))
+        hit = _claimed_hit(result, claim, names, record.weight) if claim else hits.get(id(names))
+        if hit is None:
             continue
         found, strong = hit
         result.matched += record.weight
@@ -242,8 +278,12 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None) -> Match:
 
 
 def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
+    """Every playbook's match; none at all when the weights are not CPU time (Profile.not_cpu)."""
+    if profile.not_cpu:
+        return []
     busy = _with_sets(busy_records(profile))
-    return [match_playbook(p, profile, busy) for p in playbooks]
+    claims = flat_claims(playbooks, profile)
+    return [match_playbook(p, profile, busy, claims) for p in playbooks]
 
 
 def concentration(match: Match, by: str, top_n: int) -> Optional[Tuple[float, List[str]]]:

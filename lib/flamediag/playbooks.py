@@ -38,6 +38,7 @@ ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
 SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
+    "weak_share": None, "companions": [], "claims": [],
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
 CHECK_DEFAULTS = {"weight": 0.0, "against": 0.0, "else": None, "value": None, "kind": None}
@@ -266,6 +267,8 @@ def parse_playbook(text: str, path: str, stem: Optional[str] = None) -> Playbook
     signature = dict(SIGNATURE_DEFAULTS, **data["signature"])
     if signature["strong"] is None:
         signature["strong"] = list(range(len(signature["patterns"])))
+    if signature["weak_share"] is None:
+        signature["weak_share"] = signature["strong_share"]
     if signature["concentration"]:
         signature["concentration"] = dict(CONCENTRATION_DEFAULTS, **signature["concentration"])
     sections = _split_sections(body, path)

@@ -54,13 +54,19 @@ IDLE_LEAVES = frozenset(
         "cpu_idle", "cpu_idle_loop", "do_idle", "default_idle", "default_idle_call",
         "arch_cpu_idle", "native_safe_halt", "pv_native_safe_halt", "safe_halt",
         "intel_idle", "intel_idle_irq", "intel_idle_ibrs", "mwait_idle", "mwait_idle_with_hints",
-        "acpi_idle_do_entry", "acpi_idle_enter", "acpi_processor_ffh_cstate_enter",
+        "acpi_idle_enter", "acpi_processor_ffh_cstate_enter",
         "xen_hypercall_sched_op", "xen_safe_halt", "poll_idle", "cpuidle_enter_state",
         "cpu_startup_entry", "amd_e400_idle", "default_enter_idle", "hv_idle",
         "acpi_safe_halt", "io_idle", "cpuidle_idle_call", "tick_nohz_idle_enter",
         "native_halt", "halt", "kvm_wait",
     }
 )
+# Idle-path functions whose own time is not a halted CPU: acpi_idle_do_entry enters an ACPI C-state
+# through an I/O-port read (the FFH path ends in acpi_processor_ffh_cstate_enter / mwait, HLT in
+# safe_halt) and then, before 6.1, a "dummy wait" inl() of the ACPI PM timer; a cycle-counting
+# event only samples it while it executes those slow port reads. Time there is the C-state policy's
+# cost (cpu-power-saving), never idle.
+IDLE_ENTRY_COST = frozenset({"acpi_idle_do_entry"})
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
 
 
@@ -98,8 +104,14 @@ def is_idle(record: StackRecord) -> bool:
     if record.context != "task" or not record.frames:
         return False
     leaf = record.frames[-1].name.split(".", 1)[0]
+    if leaf in IDLE_ENTRY_COST:
+        return False
     if leaf in IDLE_LEAVES:
         return True
+    if len(record.frames) == 1:
+        # a lone frame (flat profile) shows no interrupt entry above it: the idle task's entries that
+        # are not idle-loop functions are interrupt and softirq work done on an idle CPU (busy)
+        return False
     comm = record.comm.split("/", 1)[0]
     return comm in IDLE_COMMS and record.pid in (0, None) and all(f.kind != "user" for f in record.frames)
 
@@ -116,6 +128,10 @@ class Profile:
     events: Counter = field(default_factory=Counter)          # event name -> samples seen
     time_span: Optional[Tuple[float, float]] = None           # first/last sample timestamp
     origin: Optional[float] = None                            # timestamp of second 0
+    not_cpu: Optional[str] = None           # why the weights are not CPU time (off-CPU data): never diagnosed
+    percent_of: Optional[float] = None      # weights are % of all samples: the weight 100 % stands for
+                                            # (100, or the pasted sample count), set when what was read is
+                                            # a listing of the top entries; None = unknown
 
     def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
             context: Optional[str] = None, pid: Optional[int] = None,
@@ -164,7 +180,8 @@ class Profile:
         """The sub-profile of second indexes start <= index < end (see the module docstring)."""
         first, last = math.floor(start), math.ceil(end)
         sub = Profile(self.source_format, self.ancestry, data_quality=list(self.data_quality),
-                      skipped_lines=self.skipped_lines, events=Counter(self.events), origin=self.origin)
+                      skipped_lines=self.skipped_lines, events=Counter(self.events), origin=self.origin,
+                      not_cpu=self.not_cpu)
         for record in self.records.values():
             kept = {s: w for s, w in record.seconds.items() if first <= s < last}
             if kept:

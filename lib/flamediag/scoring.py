@@ -1,11 +1,15 @@
 """Scoring: matches + facts -> findings (with confidence and evidence) and ruled-out reasons.
 
 Implements doc/playbook-format.md "Scoring":
-- stack score = min(1, share / strong_share) x 0.6, and below `min_share` the playbook is ruled out;
+- stack score = min(1, strong form / strong_share + weak form / weak_share) x 0.6 (weak_share defaults
+  to strong_share, so by default min(1, share / strong_share)), and below `min_share` the playbook is
+  ruled out;
 - + weight of each passed check, - `against` of each failed one; a fact the input lacks moves nothing;
 - required concentration absent -> ruled out; present -> + 0.1;
 - flat profiles (no ancestry) cap confidence at medium unless a check passed;
 - kernel symbols restricted -> kernel signatures are inconclusive (neither found nor ruled out);
+- not CPU time (off-CPU data, call durations: `Profile.not_cpu` says why) -> nothing is named: every
+  playbook is ruled out with that reason;
 - confidence high >= 0.75, medium >= 0.5, else low; findings ranked by share x score, a low
   finding never ahead of a medium/high one.
 
@@ -221,12 +225,27 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
 
 
 # -- one playbook ------------------------------------------------------------------------
+def _flat_note(match: Match) -> str:
+    note = " (flat profile: no call chains, so ancestry is missing; counted by distinctive frames"
+    if match.claimed:
+        note += (f", plus {pct(match.claimed / match.busy)} in entries that name no path themselves (a spin "
+                 f"lock, a softirq thread's helpers), attributed to this one because "
+                 f"{', '.join(sorted(match.claimed_by)[:4])} {'is' if len(match.claimed_by) == 1 else 'are'} "
+                 f"listed for the same command")
+        if match.rivals:
+            note += f" (frames of {', '.join(sorted(match.rivals))} are listed too)"
+    return note + ")"
+
+
 def _stack_evidence(match: Match, stack_source: str) -> Evidence:
     text = (f"{pct(match.share)} of busy samples ({match.matched:.0f} of {match.busy:.0f}) carry the signature")
     if match.flat:
-        text += " (flat profile: distinctive frames only)"
+        text += _flat_note(match)
     elif match.strong < match.matched:
         text += f"; {pct(match.strong_share)} in its strong form"
+    if match.unlisted:
+        text += (f"; the pasted entries cover {pct(1 - match.unlisted / match.busy)} of the samples, the rest "
+                 f"counts as busy ({pct(match.listed_share)} of the listed entries)")
     return Evidence("stacks", text, stack_source, fact="stacks.share", value=round(match.share, 4), op="ge",
                     threshold=match.playbook.signature["min_share"])
 
@@ -257,14 +276,20 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
     if match.matched <= 0:
         return RuledOut(pb.id, "no busy sample carries the signature"
                         + (" (flat profile: none of its distinctive frames seen)" if match.flat else ""))
-    if match.share < sig["min_share"]:
-        return RuledOut(pb.id, f"only {pct(match.share)} of busy samples carry the signature "
+    # a pasted listing's left-out entries weaken the evidence (share) but do not hide what it lists
+    if match.listed_share < sig["min_share"]:
+        return RuledOut(pb.id, f"only {pct(match.listed_share)} of busy samples carry the signature "
                                f"(threshold {pct(sig['min_share'])})", code=BELOW_MIN_SHARE)
     bonus, conc_evidence, conc_reason = _concentration(match, cpus_seen)
     if conc_reason:
         return RuledOut(pb.id, conc_reason, code=NOT_CONCENTRATED)
-    score = min(1.0, match.share / sig["strong_share"]) * STACK_WEIGHT + bonus
+    unjudged = _required_but_unknown(match, conc_evidence)
+    score = stack_score(match, strong_only=unjudged) + bonus
     evidence = [_stack_evidence(match, stack_source)] + ([conc_evidence] if conc_evidence else [])
+    if unjudged and match.strong < match.matched:
+        evidence.append(Evidence("absence", "the defining concentration cannot be judged from this input, so only "
+                                            f"the signature's strong form counts ({pct(match.strong_share)})",
+                                 "", None))
     for ev in evidence:
         if ev.kind == "stacks" and not ev.source:
             ev.source = stack_source
@@ -284,6 +309,23 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
 
 
+def stack_score(match: Match, strong_only: bool = False) -> float:
+    """The stacks' part of the score: the weak form needs `weak_share` for what the strong form
+    gets at `strong_share` (sched-overhead: plain context switching is part of every blocking
+    workload, so it alone is strong evidence only when it dominates)."""
+    sig = match.playbook.signature
+    weak = 0.0 if strong_only else (match.share - match.strong_share) / sig["weak_share"]
+    return min(1.0, match.strong_share / sig["strong_share"] + weak) * STACK_WEIGHT
+
+
+def _required_but_unknown(match: Match, conc_evidence: Optional[Evidence]) -> bool:
+    """A concentration the problem is defined by (nic-softirq: one CPU) that the input cannot show:
+    then the weak form proves nothing (RX work through process_backlog on loopback looks the same
+    as one NIC queue's softirq when no CPU is known), only the strong form counts."""
+    spec = match.playbook.signature["concentration"]
+    return bool(spec and spec["required"] and conc_evidence is not None and conc_evidence.supports is None)
+
+
 def _template_values(match: Match) -> Dict[str, Any]:
     top_cpu = match.cpus.most_common(1)[0][0] if match.cpus else None
     top_comm = match.comms.most_common(1)[0][0] if match.comms else None
@@ -297,11 +339,14 @@ def inconclusive(playbook) -> RuledOut:
 
 
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
-              kernel_symbols_restricted: bool = False):
+              kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None):
     """(findings ranked best first, ruled_out list)."""
     findings: List[Finding] = []
     ruled_out: List[RuledOut] = []
     for match in matches:
+        if not_cpu:
+            ruled_out.append(RuledOut(match.playbook.id, f"not checked: the input is not a CPU profile ({not_cpu})"))
+            continue
         if kernel_symbols_restricted and match.playbook.kernel:
             ruled_out.append(inconclusive(match.playbook))
             continue

@@ -211,9 +211,8 @@ wait_bg() {
 	refute_output --partial ".reserve"
 }
 
-@test "perf missing from PATH: bundle without perf, reason + install fix, exit 1, no perf.data" {
-	require_root
-	# PATH = every tool of this machine except perf
+# path_without_perf -> prints a PATH directory holding every tool of this machine except perf
+path_without_perf() {
 	local bin=$BATS_TEST_TMPDIR/noperf d
 	mkdir -p "$bin"
 	for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
@@ -221,7 +220,13 @@ wait_bg() {
 		ln -s "$d"/* "$bin"/ 2>/dev/null || true
 	done
 	rm -f "$bin"/perf "$bin"/perf_*
-	[ ! -e "$bin/perf" ] && [ -e "$bin/mpstat" ]
+	[ ! -e "$bin/perf" ] && [ -e "$bin/mpstat" ] && echo "$bin"
+}
+
+@test "perf missing from PATH: bundle without perf, reason + install fix, exit 1, no perf.data" {
+	require_root
+	local bin
+	bin=$(path_without_perf)
 	PATH=$bin run_capture -d 1 -o "$OUT" --no-bpf
 	assert_equal "$status" 1
 	[[ $stderr == *"perf not installed"*"apt-get install linux-perf"* ]] || { echo "$stderr"; false; }
@@ -231,6 +236,30 @@ wait_bg() {
 	assert_output '["missing", "skipped", "skipped", "ok"]'
 	run -0 bash -c "tar -tzf '$bundle' | grep -c 'perf.data' || true"
 	assert_output 0
+}
+
+@test "perf missing: the BPF profile (bcc, else bpftrace when bcc cannot compile) gives diagnose its stacks" {
+	require_root
+	command -v bpftrace >/dev/null || command -v profile-bpfcc >/dev/null || skip "neither bpftrace nor bcc installed"
+	local bin bundle source
+	bin=$(path_without_perf)
+	start_kernel_load
+	PATH=$bin run_capture -d 3 -o "$OUT"
+	stop_kernel_load
+	assert_equal "$status" 1
+	bundle=$(last_line)
+	# this host decides which one ran: bcc compiles only with kernel headers, bpftrace is its fallback
+	if [ "$(mq "$bundle" 'col("bpf.profile")["status"]')" = ok ]; then
+		source=bpf/profile.folded
+	else
+		run -0 mq "$bundle" 'col("bpftrace.profile")["status"]'
+		assert_output ok
+		source=bpf/bpftrace-profile.txt
+	fi
+	run -0 "$FLAMEDIAG" diagnose "$bundle" -o "$BATS_TEST_TMPDIR/diagnosis"
+	grep -q "stacks from \`$source\`" "$BATS_TEST_TMPDIR/diagnosis/report.md"
+	# dd reading /dev/zero: its kernel side is in the flame graph
+	grep -qE 'read_zero|iov_iter_zero|clear_user|rep_stos' "$BATS_TEST_TMPDIR/diagnosis/flamegraph.svg"
 }
 
 @test "Ubuntu's perf wrapper (exits 2, no tools for this kernel): missing with linux-tools fix, exit 1" {

@@ -80,6 +80,28 @@ setup() {
 	assert_output "[]"
 }
 
+@test "real capture: every manifest collector is a line of lib/collectors.tsv, written at its declared path" {
+	# perf.bash's own steps included: the table is the one list, the manifest must not disagree
+	manifest_of "$BUNDLE" >"$BATS_TEST_TMPDIR/manifest.json"
+	run -0 python3 - "$FLAMEDIAG_ROOT/lib/collectors.tsv" "$BATS_TEST_TMPDIR/manifest.json" <<'PY'
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    if line.strip() and not line.startswith("#"):
+        fields = line.rstrip("\n").split("\t")
+        rows[fields[0]] = (fields[1].split(","), fields[6])
+for entry in json.load(open(sys.argv[2]))["collectors"]:
+    phases, path = rows.get(entry["name"], ([], None))
+    if path is None or entry["phase"] not in phases:
+        print(f"{entry['name']} [{entry['phase']}]: not declared")
+        continue
+    path = path.replace("{phase}", entry["phase"]).replace("{nic}", entry["instance"] or "")
+    if entry["outputs"] and path not in entry["outputs"]:
+        print(f"{entry['name']}: wrote {entry['outputs']}, declared {path}")
+PY
+	assert_output ""
+}
+
 @test "real capture: bcc fails for real here (no kernel headers): recorded, not fatal, bpftrace used" {
 	command -v profile-bpfcc >/dev/null || skip "bcc not installed"
 	! host_bcc_has_headers || skip "kernel headers available to bcc here: it compiles"

@@ -10,6 +10,8 @@ signature fixtures, samples, pasted tickets).
     also: [ids]             reported too, at medium/high
     order: [ids]            these findings rank in this order among the medium/high ones
     report_mentions: [text] report.md says each text
+    not_cpu: true           off-CPU time or call durations: read, never diagnosed as CPU time (no
+                            findings, hotspots or ruled-out rows; the headline says why)
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import List
 
 CONFIDENT = ("medium", "high")
 RANK = {"low": 0, "medium": 1, "high": 2}
-KEYS = {"top", "first", "confidence", "max_confidence", "not", "also", "order", "report_mentions"}
+KEYS = {"top", "first", "confidence", "max_confidence", "not", "also", "order", "report_mentions", "not_cpu"}
 
 
 def confident(doc: dict) -> List[dict]:
@@ -51,4 +53,15 @@ def unmet(doc: dict, expect: dict, report: str = "") -> List[str]:
     if [i for i in ids if i in wanted] != wanted:
         problems.append(f"ranking {[i for i in ids if i in wanted]}, expected {wanted}")
     problems += [f"report.md does not say {text!r}" for text in expect.get("report_mentions") or [] if text not in report]
+    if expect.get("not_cpu"):
+        problems += _cpu_claims(doc)
+    return problems
+
+
+def _cpu_claims(doc: dict) -> List[str]:
+    """What a diagnosis of input that is not CPU time must not hold."""
+    problems = [f"{key} not empty for input that is not CPU time" for key in ("findings", "hotspots", "ruled_out")
+                if doc.get(key)]
+    if not str(doc.get("headline", "")).startswith("Not diagnosed, not a CPU profile"):
+        problems.append(f"headline {doc.get('headline')!r} does not say it is not a CPU profile")
     return problems

@@ -49,7 +49,7 @@ def real_machine_files() -> Dict[tuple, str]:
         ("sysctl", "once", None): fixture("sysctl/c.txt"),
         ("thp", "once", None): fixture("thp/madvise.txt"),
         ("clocksource", "once", None): fixture("clocksource/kvm.txt"),
-        ("cpuidle", "once", None): fixture("cpuidle/vm.txt"),
+        ("cpuidle", "once", None): fixture("cpuidle/capture-haltpoll.txt"),
         ("tuned", "once", None): fixture("tuned/none.txt"),
         ("sched.debug", "once", None): fixture("schedknobs/proc.txt"),
         ("ethtool.i", "once", "eth0"): fixture("ethtool/i-virtio.txt"),

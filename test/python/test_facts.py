@@ -133,8 +133,9 @@ def test_missing_collectors_that_matter_are_reported_once(tmp_path):
                                 "reason": "mpstat not installed", "fix": "apt-get install sysstat"}]}
     facts = facts_for(tmp_path, files, manifest)
     quality = " | ".join(facts.data_quality)
-    assert "not in the bundle: sysctl (kernel settings" in quality and "thp (" not in quality
-    assert "mpstat" not in quality
+    assert "mpstat not captured (missing: mpstat not installed)" in quality
+    absent = next(s for s in facts.data_quality if s.startswith("not in the bundle: "))
+    assert "sysctl (kernel settings" in absent and "thp (" not in absent and "mpstat (" not in absent
 
 
 def test_parse_notes_reach_data_quality_and_the_window_is_left_to_the_manifest(tmp_path):
@@ -159,7 +160,7 @@ def test_procstat_fallback_without_sysstat(tmp_path):
     facts = facts_for(tmp_path, files)
     assert facts.has("mpstat.sys_pct.0") and facts.source("mpstat.sys_pct.0") == "snap/end/proc-stat.txt"
     assert not any("mpstat not captured" in s or "mpstat (per-CPU" in s for s in facts.data_quality)
-    assert any("not in the bundle: sysctl" in s for s in facts.data_quality)
+    assert any(s.startswith("not in the bundle: ") and "sysctl (" in s for s in facts.data_quality)
 
 
 def test_memcg_v2_and_settings(tmp_path):
@@ -330,3 +331,42 @@ def test_kernel_and_cpus_fall_back_to_uname_and_lscpu(tmp_path):
     facts = facts_for(tmp_path, files, {"kernel": None, "cpus": None})
     assert facts.get("kernel.release") == "6.18.44-fc-v657" and facts.source("kernel.release") == "system/uname.txt"
     assert facts.get("cpus") == 2 and facts.source("cpus") == "system/lscpu.txt"
+
+
+def test_cpuidle_deepest_enabled_state_and_disabled_deep_states(tmp_path):
+    facts = facts_for(tmp_path, {("cpuidle", "once", None): fixture("cpuidle/hand-intel-idle-c6-disabled.txt")})
+    assert (facts.get("cpuidle.driver"), facts.get("cpuidle.governor")) == ("intel_idle", "menu")
+    assert facts.get("cpuidle.states") == 4 and facts.get("cpuidle.disabled") == ["C6"]
+    assert facts.get("cpuidle.deepest_enabled") == "C1E" and facts.get("cpuidle.max_enabled_latency_us") == 10
+    assert facts.get("cpuidle.deep_states_disabled") is True
+    assert facts.source("cpuidle.max_enabled_latency_us") == "system/cpuidle.txt"
+    vm = facts_for(tmp_path / "vm", {("cpuidle", "once", None): fixture("cpuidle/capture-haltpoll.txt")})
+    assert vm.get("cpuidle.deepest_enabled") == "haltpoll idle" and vm.get("cpuidle.max_enabled_latency_us") == 1
+    assert vm.get("cpuidle.deep_states_disabled") is False and vm.get("cpuidle.disabled") == []
+    assert not any("cpuidle" in sentence for sentence in vm.data_quality)  # the driver line is understood
+
+
+def test_meminfo_end_snapshot_and_available_ratio(tmp_path):
+    files = {("proc.meminfo", "start", None): fixture("meminfo/start.txt"),
+             ("proc.meminfo", "end", None): fixture("meminfo/end.txt")}
+    facts = facts_for(tmp_path, files)
+    total, available = facts.get("meminfo.MemTotal"), facts.get("meminfo.MemAvailable")
+    assert total == 24684092 and facts.has("meminfo.Dirty") and facts.has("meminfo.Active_anon")
+    assert facts.get("meminfo.available_ratio") == round(available / total, 4)
+    assert facts.source("meminfo.MemFree") == "snap/end/proc-meminfo.txt"
+    rhel6 = "MemTotal:       8061084 kB\nMemFree:         101224 kB\nDirty:            91232 kB\n"
+    old = facts_for(tmp_path / "old", {("proc.meminfo", "end", None): rhel6})
+    assert old.get("meminfo.Dirty") == 91232 and not old.has("meminfo.available_ratio")  # no MemAvailable before 3.14
+
+
+def test_rx_queue_aggregates_name_the_nic_with_the_fewest(tmp_path):
+    two = fixture("ethtool/hand-l-ixgbevf-two-queues.txt")
+    files = {("ethtool.l", "once", "eth0"): two,
+             ("ethtool.l", "once", "eth1"): fixture("ethtool/l-virtio.txt"),  # 1 combined queue
+             ("ethtool.l", "once", "eth2"): two.replace("Combined:\t2", "Combined:\t8"),
+             ("ethtool.l", "once", "eth3"): fixture("ethtool/l-virtio.txt")}
+    facts = facts_for(tmp_path, files)
+    assert [facts.get(f"nic.eth{n}.rx_queues") for n in range(4)] == [2, 1, 8, 1]
+    assert facts.get("nic.rx_queues.min") == 1 and facts.get("nic.rx_queues.min_nic") == "eth1"  # first on a tie
+    assert facts.get("nic.rx_queues.max") == 8 and facts.source("nic.rx_queues.max") == "net/ethtool-l-eth2.txt"
+    assert facts.source("nic.rx_queues.min") == "net/ethtool-l-eth1.txt"

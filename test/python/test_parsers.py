@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from facts_helpers import fixture
-from flamediag.parsers import (PARSERS, audit, clocksource, cpufreq, cpuidle, dmesg, ethtool, interrupts,
-                               loadavg, memcg, meminfo, modparams, mpstat, nicirqs, numactl, numastat,
-                               parser_for, pidstat, pressure, procstat, procvmstat, schedknobs, softirqs,
+from flamediag.parsers import (audit, clocksource, cpufreq, cpuidle, dmesg, ethtool, interrupts,
+                               loadavg, lscpu, uname, memcg, meminfo, modparams, mpstat, nicirqs, numactl, numastat,
+                               claims, parser_for, pidstat, pressure, procstat, procvmstat, schedknobs, softirqs,
                                softnet, ss, sysctl, thp, tuned, vmstat)
 
 TEXT_MPSTAT = ["mpstat/c-24h.txt", "mpstat/en_US-12h.txt", "mpstat/de_DE-decimal-comma.txt",
@@ -203,6 +203,9 @@ def test_small_settings_files():
     assert clocksource.parse(fixture("clocksource/kvm.txt"))["current"] == "tsc"
     states = cpuidle.parse(fixture("cpuidle/vm.txt"))["states"]
     assert {s["name"] for s in states} == {"POLL", "haltpoll idle"}
+    captured = cpuidle.parse(fixture("cpuidle/capture-haltpoll.txt"))
+    assert (captured["driver"], captured["governor"], captured["notes"]) == ("haltpoll", "haltpoll", [])
+    assert captured["states"][1]["usage"] > 0
     assert schedknobs.parse(fixture("schedknobs/proc.txt"))["knobs"]["sched_rr_timeslice_ms"] == 100
     assert tuned.parse(fixture("tuned/none.txt")) == {"profile": None, "notes": []}
     assert cpufreq.parse("")["policies"] == {}
@@ -255,8 +258,8 @@ def test_audit_and_dmesg():
     assert dmesg.parse(fixture("dmesg/tail.txt"))["counts"]["soft_lockup"] == 0
 
 
-def test_every_collector_name_has_a_parser():
-    for name in PARSERS:
+def test_every_parser_takes_empty_text_without_notes():
+    for name in claims():
         result = parser_for(name)("")
         assert isinstance(result, dict) and result["notes"] == []
 
@@ -318,3 +321,11 @@ def test_pidstat_threads_layout_thread_shown_without_its_process():
     assert result["notes"] == []
     assert [(r["pid"], r["%CPU"]) for r in result["cpu"]] == [(75, 0.99), (35, 0.99)]
     assert [(r["pid"], r["cswch/s"]) for r in result["switches"]] == [(75, 12.0), (35, 30.0)]
+
+
+def test_uname_release_and_lscpu_cpus():
+    assert uname.parse(fixture("uname/vm.txt"))["release"].startswith("6.")
+    rhel6 = uname.parse(fixture("uname/hand-rhel6.txt"))
+    assert (rhel6["release"], rhel6["version"], rhel6["notes"]) == ("2.6.32-431.11.2.el6.x86_64", [2, 6], [])
+    vm = lscpu.parse(fixture("lscpu/vm.txt"))
+    assert vm["cpus"] >= 1 and vm["notes"] == [] and "Architecture" in vm["values"]

@@ -55,13 +55,8 @@ def test_huge_and_hostile_input_is_bounded(name):
     assert isinstance(result["notes"], list)
 
 
-FIXTURE_MODULE = {"mpstat": "mpstat", "vmstat": "vmstat", "pidstat": "pidstat", "numastat": "numastat",
-                  "numactl": "numactl", "ss": "ss", "procvmstat": "procvmstat", "interrupts": "interrupts",
-                  "softirqs": "softirqs", "softnet": "softnet", "meminfo": "meminfo", "pressure": "pressure",
-                  "procstat": "procstat", "sysctl": "sysctl", "thp": "thp", "clocksource": "clocksource",
-                  "cpufreq": "cpufreq", "cpuidle": "cpuidle", "ethtool": "ethtool", "modparams": "modparams",
-                  "nicirqs": "nicirqs", "memcg": "memcg", "audit": "audit", "dmesg": "dmesg",
-                  "loadavg": "loadavg", "tuned": "tuned", "schedknobs": "schedknobs"}
+# test/fixtures/parsers/<module>/ holds each parser's real and hand fixtures (test_fact_builders checks that)
+FIXTURE_MODULE = {d.name: d.name for d in FIXTURES.iterdir() if d.is_dir() and d.name in MODULES}
 
 
 @pytest.mark.parametrize("directory", sorted(FIXTURE_MODULE))

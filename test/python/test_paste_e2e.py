@@ -68,3 +68,32 @@ def test_no_stacks_exits_65_and_lists_formats(tmp_path):
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "no stacks found" in lines[0] and "crash bt" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_not_cpu_time_says_so_on_stderr(tmp_path):
+    """Off-CPU time is read and not diagnosed (`not_cpu: true` in its expect file); the headline on
+    stderr says why."""
+    proc, _ = diagnose("hand-bcc-offcputime-multiline-futex.txt", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Not diagnosed, not a CPU profile" in proc.stderr
+
+
+def test_off_cpu_folded_file_is_not_diagnosed(tmp_path):
+    """bcc offcputime -f saved to a file: read by the folded reader, judged by its frames."""
+    folded = tmp_path / "offcpu.folded"
+    folded.write_text("bash;entry_SYSCALL_64;do_syscall_64;__x64_sys_wait4;do_wait;schedule 699320\n"
+                      "sshd;entry_SYSCALL_64;do_syscall_64;do_select;schedule_hrtimeout_range;schedule 1377627\n"
+                      "kworker/0:2;ret_from_fork;kthread;worker_thread;schedule 4832023\n")
+    out = tmp_path / "dx"
+    proc = subprocess.run([str(FLAMEDIAG), "diagnose", str(folded), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "this is off-CPU time" in proc.stderr
+    assert findings(out) == []
+
+
+def test_unrecognised_layout_is_read_not_refused(tmp_path):
+    proc, out = diagnose("unrecognised-layout-dashboard-top-functions-futex.txt", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    quality = json.loads((out / "findings.json").read_text())["data_quality"]
+    assert any(line.startswith("layout not recognised") for line in quality)

@@ -39,22 +39,35 @@ def build_parser():
     parser.add_argument("-o", "--output", metavar="DIR", help="output directory (default ./<input name>-diagnosis)")
     parser.add_argument("--format", choices=("markdown", "text", "json"),
                         help="also print report.md (markdown), report.txt (text) or findings.json (json) to stdout")
+    add_playbook_options(parser)
+    return parser
+
+
+def add_playbook_options(parser) -> None:
+    """--min-share and --playbooks, shared by every command that diagnoses."""
     parser.add_argument("--min-share", metavar="PCT", type=float,
                         help="override every playbook's min_share: percent of busy samples a signature needs")
     parser.add_argument("--playbooks", metavar="DIR", action="append", default=[],
                         help="extra playbook directory (repeatable; also $FLAMEDIAG_PLAYBOOKS)")
-    return parser
+
+
+def min_share_fraction(args):
+    """--min-share as a fraction, None when not given; a usage error outside 0-100."""
+    if args.min_share is None:
+        return None
+    if not 0 <= args.min_share <= 100:
+        raise UserError("--min-share must be a percentage between 0 and 100", errors.USAGE)
+    return args.min_share / 100
 
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
-    if args.min_share is not None and not 0 <= args.min_share <= 100:
-        raise UserError("--min-share must be a percentage between 0 and 100", errors.USAGE)
+    min_share = min_share_fraction(args)
     from ..diagnose import load_playbooks, run_diagnosis, write_outputs
     from ..inputs import display_name
 
     try:
-        books = load_playbooks(args.playbooks, None if args.min_share is None else args.min_share / 100)
+        books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
         raise UserError(f"{err}", errors.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books)

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from typing import List
 
+from ._builder import builds
 from ._common import integer, lines
+
+COLLECTORS = ("audit",)
 
 
 def parse(text: str) -> dict:
@@ -36,3 +39,11 @@ def parse(text: str) -> dict:
     if not available:
         result["rules"] = None
     return result
+
+
+@builds("audit.rules", "audit.enabled")
+def audit_facts(src) -> None:
+    result, path, bad = src.parsed("audit", parse)
+    if result is not None:
+        src.facts.set("audit.rules", result["rules"], path, bad)
+        src.facts.set("audit.enabled", result["enabled"], path, bad)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, key_value_lines
+
+COLLECTORS = ("clocksource",)
 
 
 def parse(text: str) -> dict:
@@ -25,3 +28,13 @@ def parse(text: str) -> dict:
     if current is None and (text or "").strip():
         add_note(notes, "clocksource: no current_clocksource line")
     return {"current": current, "available": values.get("available_clocksource", "").split(), "notes": notes}
+
+
+@builds("clocksource.current", "clocksource.available")
+def clocksource_facts(src) -> None:
+    result, path, bad = src.parsed("clocksource", parse)
+    if result is None:
+        return
+    src.facts.set("clocksource.current", result["current"], path, bad)
+    if result["available"]:
+        src.facts.set("clocksource.available", " ".join(result["available"]), path, bad)

@@ -13,10 +13,15 @@ Examples:
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines, scalar
+
+COLLECTORS = ("cpufreq",)
 
 _PAIR = re.compile(r"(\w+)=(\S*)")
 
@@ -32,3 +37,14 @@ def parse(text: str) -> dict:
             continue
         policies[name.strip()] = {k: scalar(v) for k, v in _PAIR.findall(rest)}
     return {"policies": policies, "notes": notes}
+
+
+@builds("cpufreq.governor", "cpufreq.driver")
+def cpufreq_facts(src) -> None:
+    result, path, bad = src.parsed("cpufreq", parse)
+    if result is None or not result["policies"]:
+        return
+    for key in ("governor", "driver"):
+        seen = Counter(str(p[key]) for p in result["policies"].values() if key in p)
+        if seen:
+            src.facts.set(f"cpufreq.{key}", seen.most_common(1)[0][0], path, bad)

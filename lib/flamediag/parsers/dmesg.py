@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import lines
+
+COLLECTORS = ("dmesg",)
 
 EVENTS = {
     "tsc_unstable": re.compile(r"Marking TSC unstable|clocksource tsc unstable|clocksource 'tsc' as unstable", re.I),
@@ -42,3 +45,14 @@ def parse(text: str) -> dict:
             if pattern.search(line):
                 counts[name] += 1
     return {"counts": counts, "lines": len(content), "notes": notes}
+
+
+@builds("dmesg.tsc_unstable", "dmesg.count.<event>")
+def dmesg_facts(src) -> None:
+    result, path, bad = src.parsed("dmesg", parse)
+    if result is None:
+        return
+    counts = result["counts"]
+    src.facts.set("dmesg.tsc_unstable", counts["tsc_unstable"] > 0, path, bad)
+    for event, count in counts.items():
+        src.facts.set(f"dmesg.count.{event}", count, path, bad)

@@ -23,9 +23,14 @@ Examples:
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Dict, List
 
+from ._builder import builds
 from ._common import add_note, integer, key_value_lines, lines
+
+COLLECTORS = ("ethtool.i", "ethtool.c", "ethtool.l", "ethtool.S")
+# ethtool -S counters worth a fact when they moved in the window
+TROUBLE_STAT = re.compile(r"drop|miss|err|discard|no_buf|fifo|timeout|overrun|fail")
 
 
 def parse(text: str) -> dict:
@@ -81,3 +86,70 @@ def parse_coalesce(text: str, notes: List[str]) -> dict:
         if found and re.fullmatch(r"[a-z][a-z0-9\-]*", key.strip()):
             values[key.strip()] = integer(value)
     return values
+
+
+# --- facts ---------------------------------------------------------------------------------------
+
+@builds("nic.names", "nic.<nic>.driver", "nic.drivers")
+def driver_facts(src) -> None:
+    names = src.instances("ethtool.i")
+    drivers: List[str] = []
+    for nic in names:
+        result, path, bad = src.parsed("ethtool.i", parse, instance=nic)
+        driver = (result or {}).get("values", {}).get("driver") if (result or {}).get("kind") == "i" else None
+        if driver:
+            src.facts.set(f"nic.{nic}.driver", driver, path, bad)
+            if driver not in drivers:
+                drivers.append(driver)
+    if names:
+        src.facts.set("nic.names", names, "manifest.json")
+        src.facts.set("nic.drivers", drivers, src.path("ethtool.i", None, names[0]))
+
+
+@builds("nic.<nic>.rx_queues", "nic.rx_queues.min", "nic.rx_queues.max", "nic.rx_queues.min_nic")
+def queue_facts(src) -> None:
+    """RX queues per NIC (current combined, else rx channels) and across NICs: the fewest (with the
+    NIC that has them: its file is the source) and the most."""
+    queues: Dict[str, tuple] = {}
+    for nic in src.instances("ethtool.l"):
+        result, path, bad = src.parsed("ethtool.l", parse, instance=nic)
+        if not result or result["kind"] != "l":
+            continue
+        current = result["values"]["current"]
+        count = current.get("combined") or current.get("rx")
+        src.facts.set(f"nic.{nic}.rx_queues", count, path, bad)
+        if count is not None:
+            queues[nic] = (count, path, bad)
+    if queues:
+        fewest = min(queues, key=lambda nic: queues[nic][0])
+        most = max(queues, key=lambda nic: queues[nic][0])
+        count, path, bad = queues[fewest]
+        src.facts.set("nic.rx_queues.min", count, path, bad)
+        src.facts.set("nic.rx_queues.min_nic", fewest, path, bad)
+        src.facts.set("nic.rx_queues.max", queues[most][0], queues[most][1], queues[most][2])
+
+
+@builds("nic.<nic>.delta.<stat>")
+def statistics_facts(src) -> None:
+    """Per-NIC ethtool -S deltas: packet totals and the non-zero trouble counters (drops, errors...)."""
+    for nic in src.instances("ethtool.S"):
+        start, _, start_bad = src.parsed("ethtool.S", parse, phase="start", instance=nic)
+        end, path, end_bad = src.parsed("ethtool.S", parse, phase="end", instance=nic)
+        if not start or not end or start["kind"] != "S" or end["kind"] != "S":
+            continue
+        before, after = start["values"]["stats"], end["values"]["stats"]
+        for stat, value in after.items():
+            if stat not in before:
+                continue
+            step = value - before[stat]
+            if stat in ("rx_packets", "tx_packets") or (step and TROUBLE_STAT.search(stat)):
+                src.facts.set(f"nic.{nic}.delta.{stat}", step, path, start_bad or end_bad)
+
+
+@builds("nic.<nic>.rx_usecs", "nic.<nic>.adaptive_rx")
+def coalescing_facts(src) -> None:
+    for nic in src.instances("ethtool.c"):
+        result, path, bad = src.parsed("ethtool.c", parse, instance=nic)
+        if result and result["kind"] == "c":
+            src.facts.set(f"nic.{nic}.rx_usecs", result["values"].get("rx-usecs"), path, bad)
+            src.facts.set(f"nic.{nic}.adaptive_rx", result["values"].get("adaptive_rx"), path, bad)

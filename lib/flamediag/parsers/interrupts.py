@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from ._builder import builds
 from ._common import add_note, lines
+
+COLLECTORS = ("proc.interrupts",)
 
 
 def parse(text: str) -> dict:
@@ -72,3 +75,21 @@ def delta(start: dict, end: dict) -> Dict[str, dict]:
             counts = [a - b for a, b in zip(after["counts"], before["counts"])]
             result[label] = {"counts": counts, "name": after["name"]}
     return result
+
+
+@builds("interrupts.delta.<ROW>.total", series=("interrupts",), shares=("interrupts.deltas",))
+def interrupt_facts(src) -> None:
+    """Totals per named row or device; the per-IRQ per-CPU deltas are shared as `interrupts.deltas`
+    ((deltas, path, unverified)) for builders that follow one device's IRQs."""
+    start, end, path, bad = src.pair("proc.interrupts", parse)
+    if start is None:
+        return
+    totals: Dict[str, int] = {}
+    deltas = delta(start, end)
+    src.shared["interrupts.deltas"] = (deltas, path, bad)
+    for label, row in deltas.items():
+        key = label if not label.isdecimal() else (row["name"] or label)
+        totals[key] = totals.get(key, 0) + sum(row["counts"])
+    src.facts.series["interrupts"] = totals
+    for key, total in totals.items():
+        src.facts.set(f"interrupts.delta.{key}.total", total, path, bad)

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, integer, lines, number
+
+COLLECTORS = ("loadavg",)
 
 
 def parse(text: str) -> dict:
@@ -35,3 +38,10 @@ def parse(text: str) -> dict:
         running, _, tasks = tokens[3].partition("/")
         result["running"], result["tasks"] = integer(running), integer(tasks)
     return result
+
+
+@builds("loadavg.1")
+def loadavg_facts(src) -> None:
+    result, path, bad = src.parsed("loadavg", parse, phase="end")
+    if result is not None:
+        src.facts.set("loadavg.1", result["1"], path, bad)

@@ -25,7 +25,10 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, integer, lines
+
+COLLECTORS = ("memcg",)
 
 UNLIMITED = 2 ** 62  # v1 prints 9223372036854771712 for "no limit"
 FILES = {"memory.limit_in_bytes": ("limit", 1), "memory.usage_in_bytes": ("usage", 1),
@@ -83,3 +86,28 @@ def _file_value(name: str, value: str, group: dict) -> None:
         group["events" if name == "memory.events" else "stat"][tokens[0]] = int(tokens[1])
         if name == "memory.events":
             group["version"] = 2
+
+
+@builds("cgroup.version", "memcg.max_failcnt", "memcg.events.high", "memcg.events.max", "memcg.events.oom",
+        "memcg.max_usage_ratio", "memcg.top.path")
+def memcg_facts(src) -> None:
+    result, path, bad = src.parsed("memcg", parse)
+    if result is None or not result["cgroups"]:
+        return
+    groups = result["cgroups"]
+    facts = src.facts
+    versions = sorted({g["version"] for g in groups.values() if g.get("version") in (1, 2)})
+    if versions:
+        facts.set("cgroup.version", versions[-1], path, bad)
+    failcnts = [g["failcnt"] for g in groups.values() if g["failcnt"] is not None]
+    if failcnts:
+        facts.set("memcg.max_failcnt", max(failcnts), path, bad)
+    for event in ("high", "max", "oom"):
+        counts = [g["events"][event] for g in groups.values() if event in g["events"]]
+        if counts:
+            facts.set(f"memcg.events.{event}", sum(counts), path, bad)
+    ratios = {p: g["usage"] / g["limit"] for p, g in groups.items() if g["usage"] is not None and g["limit"]}
+    if ratios:
+        fullest = max(sorted(ratios), key=lambda p: ratios[p])
+        facts.set("memcg.max_usage_ratio", round(ratios[fullest], 4), path, bad)
+        facts.set("memcg.top.path", fullest, path, bad)

@@ -14,9 +14,13 @@ Examples:
 """
 from __future__ import annotations
 
+import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, integer, key_value_lines
+
+COLLECTORS = ("proc.meminfo",)
 
 
 def parse(text: str) -> dict:
@@ -29,3 +33,17 @@ def parse(text: str) -> dict:
             continue
         values[key] = amount
     return {"kb": values, "notes": notes}
+
+
+@builds("meminfo.<field>", "meminfo.available_ratio")
+def memory_facts(src) -> None:
+    """The end snapshot, every field (`Active(anon)` becomes `meminfo.Active_anon`), and how much of
+    memory the kernel thinks is available without swapping (MemAvailable / MemTotal, 3.14+)."""
+    result, path, bad = src.parsed("proc.meminfo", parse, phase="end")
+    if result is None:
+        return
+    values = result["kb"]
+    for field, amount in values.items():
+        src.facts.set("meminfo." + re.sub(r"[()]", "_", field).strip("_"), amount, path, bad)
+    if values.get("MemTotal") and "MemAvailable" in values:
+        src.facts.set("meminfo.available_ratio", round(values["MemAvailable"] / values["MemTotal"], 4), path, bad)

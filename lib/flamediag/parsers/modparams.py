@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines
+
+COLLECTORS = ("nic.modparams",)
 
 _LINE = re.compile(r"^/sys/module/([^/\s]+)/parameters/([^/:\s]+):\s?(.*)$")
 
@@ -33,3 +36,13 @@ def parse(text: str) -> dict:
             continue
         drivers.setdefault(match.group(1), {})[match.group(2)] = match.group(3).strip()
     return {"drivers": drivers, "notes": notes}
+
+
+@builds("modparam.<driver>.<param>")
+def modparam_facts(src) -> None:
+    result, path, bad = src.parsed("nic.modparams", parse)
+    if result is None:
+        return
+    for driver, params in result["drivers"].items():
+        for param, value in params.items():
+            src.facts.set(f"modparam.{driver}.{param}", value, path, bad)

@@ -28,7 +28,13 @@ import math
 import re
 from typing import Dict, List, Optional
 
+from . import procstat
+from ._builder import builds
 from ._common import add_note, lines, number
+
+COLLECTORS = ("mpstat", "mpstat.json")
+LOST_WITHOUT = {"mpstat": "per-CPU %sys/%soft unknown"}  # said when absent (and no /proc/stat fallback)
+FACT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "idle")
 
 RENAME = {"user": "usr", "system": "sys"}
 _BANNER = re.compile(r"^Linux\s+\S+.*\((\d+) CPU\)")
@@ -176,3 +182,85 @@ def _json_interval(stat, columns: List[str], notes: List[str]) -> Optional[dict]
                 columns.append(col)
         interval["cpus"][str(load["cpu"])] = sample
     return interval
+
+
+# --- facts ---------------------------------------------------------------------------------------
+
+@builds("mpstat.<col>_pct.avg", "mpstat.<col>_pct.<cpu>", "mpstat.soft_pct.max", "mpstat.soft_pct.max_cpu",
+        "mpstat.soft_pct.concentration", "mpstat.<col>_pct.vs_rest", "mpstat.sys_pct.max",
+        "mpstat.sys_pct.max_cpu", "mpstat.sys_pct.concentration", "mpstat.irq_pct.max",
+        "mpstat.irq_pct.max_cpu", "mpstat.irq_pct.concentration", "cpus",
+        uses=("cpus",), series=("mpstat", "mpstat.intervals"))
+def utilisation_facts(src) -> None:
+    """Per-CPU window averages: mpstat text, else its JSON, else (no sysstat) the procstat series or
+    the proc.stat snapshots. Sets `cpus` only when the manifest and lscpu did not."""
+    averages, path, bad, intervals = None, None, False, []
+    for name in COLLECTORS:
+        result, path, bad = src.parsed(name, parse)
+        if result and result["average"]:
+            averages, intervals = result["average"], result["intervals"]
+            break
+    if averages is None:
+        averages, path, bad = _procstat_utilisation(src)
+    if not averages:
+        return
+    src.seen("mpstat")
+    src.facts.series["mpstat"] = averages
+    _column_facts(src.facts, averages, path, bad)
+    if intervals:
+        src.facts.series["mpstat.intervals"] = intervals
+        _coverage(src, len(intervals), path)
+
+
+def _coverage(src, count: int, path: Optional[str]) -> None:
+    window = src.window_seconds()
+    if window and window >= 5 and count < 0.5 * window:
+        src.facts.warn(f"{path}: mpstat covers {count} s of the {window:g} s window: per-CPU averages may miss the spike")
+
+
+def _procstat_utilisation(src):
+    """Fallback without sysstat: the procstat window series, else proc.stat start/end."""
+    result, path, bad = src.parsed("procstat", procstat.parse_series_result)
+    if result and len(result["series"]) >= 2:
+        first, last = result["series"][0][1], result["series"][-1][1]
+        return procstat.utilisation(first, last), path, bad
+    start, end, path, bad = src.pair("proc.stat", procstat.parse)
+    if start is None:
+        return None, None, False
+    return procstat.utilisation(start, end), path, bad
+
+
+def _column_facts(facts, averages: Dict[str, Dict[str, float]], path, bad) -> None:
+    per_cpu = {cpu: cols for cpu, cols in averages.items() if cpu.isdecimal()}
+    for column in FACT_COLUMNS:
+        if "all" in averages and column in averages["all"]:
+            facts.set(f"mpstat.{column}_pct.avg", averages["all"][column], path, bad)
+        for cpu, cols in per_cpu.items():
+            if column in cols:
+                facts.set(f"mpstat.{column}_pct.{cpu}", cols[column], path, bad)
+    if "all" not in averages and per_cpu:
+        for column in FACT_COLUMNS:
+            values = [cols[column] for cols in per_cpu.values() if column in cols]
+            if values:
+                facts.set(f"mpstat.{column}_pct.avg", round(sum(values) / len(values), 2), path, bad)
+    for column in ("soft", "sys", "irq"):
+        _hottest(facts, column, per_cpu, path, bad)
+    if not facts.has("cpus") and per_cpu:
+        facts.set("cpus", len(per_cpu), path, bad)
+
+
+def _hottest(facts, column: str, per_cpu: Dict[str, Dict[str, float]], path, bad) -> None:
+    values = {int(cpu): cols[column] for cpu, cols in per_cpu.items() if column in cols}
+    if not values:
+        return
+    top = max(sorted(values), key=lambda cpu: values[cpu])
+    facts.set(f"mpstat.{column}_pct.max", values[top], path, bad)
+    facts.set(f"mpstat.{column}_pct.max_cpu", top, path, bad)
+    mean = sum(values.values()) / len(values)
+    concentration = round(values[top] / mean, 3) if mean > 0 else 1.0
+    facts.set(f"mpstat.{column}_pct.concentration", concentration, path, bad)
+    if len(values) >= 2:
+        # max/mean can never exceed the CPU count (2 on a 2-CPU host), so also compare the hottest
+        # CPU with the mean of the others; the 0.5 % floor keeps an idle rest from dividing by 0.
+        rest = [v for cpu, v in values.items() if cpu != top]
+        facts.set(f"mpstat.{column}_pct.vs_rest", round(values[top] / max(sum(rest) / len(rest), 0.5), 3), path, bad)

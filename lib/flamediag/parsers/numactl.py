@@ -32,7 +32,11 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, integer, lines
+
+COLLECTORS = ("numactl.hardware",)
+LOST_WITHOUT = {"numactl.hardware": "NUMA topology unknown"}  # said when absent
 
 _NODE_LINE = re.compile(r"^node (\d+) (cpus|size|free):\s*(.*)$")
 
@@ -85,3 +89,15 @@ def _matrix_row(stripped: str, columns: List, result: dict, notes: List[str]) ->
         add_note(notes, "numactl: distance row that does not fit the header ignored")
         return
     result["distances"][int(head)] = dict(zip(columns, values))
+
+
+@builds("numa.nodes", "numa.max_distance", series=("numa.distances",))
+def numa_facts(src) -> None:
+    result, path, bad = src.parsed("numactl.hardware", parse)
+    if result is None:
+        return
+    src.seen("numactl.hardware")
+    src.facts.set("numa.nodes", result["nodes"], path, bad)
+    src.facts.set("numa.max_distance", result["max_distance"], path, bad)
+    if result["distances"]:
+        src.facts.series["numa.distances"] = result["distances"]

@@ -23,7 +23,10 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines, number
+
+COLLECTORS = ("numastat",)
 
 
 def parse(text: str) -> dict:
@@ -61,3 +64,13 @@ def _header(tokens: List[str]) -> List[str]:
     if re.fullmatch(r"(Node \d+\s*)+(Total)?", joined):
         return ["node" + n for n in re.findall(r"Node (\d+)", joined)]
     return []
+
+
+@builds("numastat.delta.<row>")
+def numastat_facts(src) -> None:
+    start, end, path, bad = src.pair("numastat", parse)
+    if start is None:
+        return
+    for row, total in end["totals"].items():
+        if row in start["totals"]:
+            src.facts.set(f"numastat.delta.{row}", total - start["totals"][row], path, bad)

@@ -24,9 +24,14 @@ Examples:
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from typing import List, Optional
 
+from ._builder import builds
 from ._common import add_note, integer, lines, number
+
+COLLECTORS = ("pidstat",)
 
 AVERAGE_WORDS = ("average:", "moyenne:", "durchschn.:", "media:", "promedio:")
 
@@ -93,3 +98,20 @@ def _row(tokens: List[str], columns: List[str], leading: int) -> Optional[dict]:
     row = {"time": " ".join(when), "pid": pid, "command": " ".join(tokens[leading + 1 + len(columns):])}
     row.update(zip(columns, values))
     return row
+
+
+@builds("pidstat.cswch_per_s", "pidstat.nvcswch_per_s", "pidstat.top_cswch_comm")
+def pidstat_facts(src) -> None:
+    result, path, bad = src.parsed("pidstat", parse)
+    if result is None:
+        return
+    rows = result["switches"] or result["average_switches"]
+    intervals = result["intervals"] or 1
+    if not rows:
+        return
+    src.facts.set("pidstat.cswch_per_s", round(sum(r.get("cswch/s", 0) for r in rows) / intervals, 2), path, bad)
+    src.facts.set("pidstat.nvcswch_per_s", round(sum(r.get("nvcswch/s", 0) for r in rows) / intervals, 2), path, bad)
+    by_comm: Counter = Counter()
+    for row in rows:
+        by_comm[row["command"]] += row.get("cswch/s", 0) + row.get("nvcswch/s", 0)
+    src.facts.set("pidstat.top_cswch_comm", by_comm.most_common(1)[0][0], path, bad)

@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines, number
+
+COLLECTORS = ("proc.pressure",)
 
 
 def parse(text: str) -> dict:
@@ -47,3 +50,14 @@ def parse(text: str) -> dict:
                 values[key] = value
         resources.setdefault(current, {})[tokens[0]] = values
     return {"resources": resources, "notes": notes}
+
+
+@builds("psi.<res>.some_avg10", "psi.<res>.full_avg10")
+def pressure_facts(src) -> None:
+    result, path, bad = src.parsed("proc.pressure", parse, phase="end")
+    if result is None:
+        return
+    for resource, kinds in result["resources"].items():
+        for kind in ("some", "full"):
+            value = kinds.get(kind, {}).get("avg10")
+            src.facts.set(f"psi.{resource}.{kind}_avg10", value, path, bad)

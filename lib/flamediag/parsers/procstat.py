@@ -24,6 +24,9 @@ from typing import Dict, List, Optional, Tuple
 
 from ._common import add_note, integer, lines, number
 
+# read by the mpstat facts when sysstat is missing (parsers/mpstat.py utilisation_facts)
+COLLECTORS = ("procstat", "proc.stat")
+
 FIELDS = ("usr", "nice", "sys", "idle", "iowait", "irq", "soft", "steal", "guest", "gnice")
 
 

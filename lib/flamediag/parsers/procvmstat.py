@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from ._builder import builds
 from ._common import add_note, integer, lines
+
+COLLECTORS = ("proc.vmstat",)
+LOST_WITHOUT = {"proc.vmstat": "reclaim/compaction counters unknown"}  # said when absent
 
 
 def parse(text: str) -> dict:
@@ -55,3 +59,16 @@ def delta(start: dict, end: dict) -> Dict[str, int]:
             summed[base] = summed.get(base, 0) + step
     result.update(summed)
     return result
+
+
+@builds("vmstat.delta.<counter>", "vmstat.rate.<counter>")
+def vmstat_counter_facts(src) -> None:
+    start, end, path, bad = src.pair("proc.vmstat", parse)
+    if start is None:
+        return
+    src.seen("proc.vmstat")
+    seconds = src.window_seconds()
+    for counter, step in delta(start, end).items():
+        src.facts.set(f"vmstat.delta.{counter}", step, path, bad)
+        if seconds:
+            src.facts.set(f"vmstat.rate.{counter}", round(step / seconds, 3), path, bad)

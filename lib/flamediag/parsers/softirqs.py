@@ -19,7 +19,11 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from ._builder import builds
 from ._common import add_note, integer, lines
+
+COLLECTORS = ("proc.softirqs",)
+LOST_WITHOUT = {"proc.softirqs": "per-CPU softirq counts unknown"}  # said when absent
 
 
 def parse(text: str) -> dict:
@@ -63,3 +67,23 @@ def delta(start: dict, end: dict) -> Dict[str, List[int]]:
         if before is not None:
             result[name] = [a - b for a, b in zip(after, before)]
     return result
+
+
+@builds("softirq.delta.<VEC>.total", "softirq.delta.<VEC>.top_cpu", "softirq.delta.<VEC>.top_share",
+        "softirq.delta.<VEC>.concentration", series=("softirqs",))
+def softirq_facts(src) -> None:
+    start, end, path, bad = src.pair("proc.softirqs", parse)
+    if start is None:
+        return
+    src.seen("proc.softirqs")
+    deltas = delta(start, end)
+    src.facts.series["softirqs"] = deltas
+    for vector, per_cpu in deltas.items():
+        total = sum(per_cpu)
+        src.facts.set(f"softirq.delta.{vector}.total", total, path, bad)
+        if total > 0:
+            top = max(range(len(per_cpu)), key=lambda i: per_cpu[i])
+            src.facts.set(f"softirq.delta.{vector}.top_cpu", top, path, bad)
+            src.facts.set(f"softirq.delta.{vector}.top_share", round(per_cpu[top] / total, 4), path, bad)
+            concentration = per_cpu[top] / (total / len(per_cpu))
+            src.facts.set(f"softirq.delta.{vector}.concentration", round(concentration, 3), path, bad)

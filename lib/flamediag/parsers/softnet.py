@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from ._builder import builds
 from ._common import add_note, hex_int, lines
+
+COLLECTORS = ("proc.softnet_stat",)
 
 FIELDS = {"processed": 0, "dropped": 1, "time_squeeze": 2, "received_rps": 9, "flow_limit": 10}
 
@@ -49,3 +52,13 @@ def delta(start: dict, end: dict) -> Dict[str, int]:
             step = after[name] - before[name]
             result[name] += step if step >= 0 else step + 2 ** 32
     return result
+
+
+@builds("softnet.delta.processed", "softnet.delta.dropped", "softnet.delta.time_squeeze",
+        "softnet.delta.received_rps", "softnet.delta.flow_limit")
+def softnet_facts(src) -> None:
+    start, end, path, bad = src.pair("proc.softnet_stat", parse)
+    if start is None:
+        return
+    for field, step in delta(start, end).items():
+        src.facts.set(f"softnet.delta.{field}", step, path, bad)

@@ -22,7 +22,10 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
+from ._builder import builds
 from ._common import add_note, integer, lines, number
+
+COLLECTORS = ("ss",)
 
 ALGORITHMS = frozenset({
     "cubic", "reno", "bbr", "bbr2", "bbr3", "dctcp", "htcp", "vegas", "westwood", "bic", "highspeed",
@@ -85,3 +88,17 @@ def _retrans(value: str, sock: dict) -> None:
     sock["retrans_now"] = integer(now) or 0
     total_value: Optional[int] = integer(total) if total else None
     sock["retrans_total"] = total_value if total_value is not None else sock["retrans_now"]
+
+
+@builds("ss.sockets", "ss.retrans_total", "ss.lost_total", "ss.sockets_retrans", "ss.congestion")
+def ss_facts(src) -> None:
+    result, path, bad = src.parsed("ss", parse, phase="end")
+    if result is None:
+        return
+    sockets = result["sockets"]
+    facts = src.facts
+    facts.set("ss.sockets", len(sockets), path, bad)
+    facts.set("ss.retrans_total", sum(s["retrans_total"] for s in sockets), path, bad)
+    facts.set("ss.lost_total", sum(s["lost"] for s in sockets), path, bad)
+    facts.set("ss.sockets_retrans", sum(1 for s in sockets if s["retrans_total"] > 0), path, bad)
+    facts.set("ss.congestion", sorted({s["congestion"] for s in sockets if s["congestion"]}), path, bad)

@@ -18,7 +18,11 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines, scalar
+
+COLLECTORS = ("sysctl",)
+LOST_WITHOUT = {"sysctl": "kernel settings (vm.zone_reclaim_mode ...) unknown"}  # said when absent
 
 _KEY = re.compile(r"^[A-Za-z0-9_.\-/*]+$")
 
@@ -47,3 +51,13 @@ def _split(line: str):
                 key = key[len("/proc/sys/"):].replace("/", ".")
             return key, value
     return None, ""
+
+
+@builds("sysctl.<key>")
+def sysctl_facts(src) -> None:
+    result, path, bad = src.parsed("sysctl", parse)
+    if result is None:
+        return
+    src.seen("sysctl")
+    for key, value in result["values"].items():
+        src.facts.set(f"sysctl.{key}", value, path, bad)

@@ -20,7 +20,11 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines, scalar
+
+COLLECTORS = ("thp",)
+LOST_WITHOUT = {"thp": "transparent huge page settings unknown"}  # said when absent
 
 _PATH = re.compile(r"^(?:/sys/kernel/mm/(?:redhat_)?transparent_hugepage/)?([A-Za-z0-9_/]+)\s*:\s*(.*)$")
 
@@ -42,3 +46,13 @@ def parse(text: str) -> dict:
 def _active(content: str):
     chosen = re.search(r"\[([^\]]+)\]", content)
     return chosen.group(1) if chosen else scalar(content)
+
+
+@builds("thp.enabled", "thp.defrag", "thp.khugepaged.<knob>", "thp.<setting>")
+def thp_facts(src) -> None:
+    result, path, bad = src.parsed("thp", parse)
+    if result is None:
+        return
+    src.seen("thp")
+    for key, value in result["settings"].items():
+        src.facts.set("thp." + key.replace("/", "."), value, path, bad)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, lines
+
+COLLECTORS = ("tuned",)
 
 
 def parse(text: str) -> dict:
@@ -29,3 +32,10 @@ def parse(text: str) -> dict:
     if profile is None and content and "not found" not in content and "No current" not in content:
         add_note(notes, "tuned: no 'Current active profile' line")
     return {"profile": profile, "notes": notes}
+
+
+@builds("tuned.profile")
+def tuned_facts(src) -> None:
+    result, path, bad = src.parsed("tuned", parse)
+    if result is not None:
+        src.facts.set("tuned.profile", result["profile"], path, bad)

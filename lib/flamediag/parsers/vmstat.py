@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from typing import List
 
+from ._builder import builds
 from ._common import add_note, integer, lines
+
+COLLECTORS = ("vmstat",)
 
 KNOWN = ("r", "b", "swpd", "free", "buff", "cache", "inact", "active", "si", "so", "bi", "bo", "in", "cs",
          "us", "sy", "id", "wa", "st", "gu")
@@ -52,3 +55,12 @@ def parse(text: str) -> dict:
     window = rows[1:] if len(rows) > 1 else rows
     average = {c: round(sum(r[c] for r in window) / len(window), 2) for c in columns} if window else {}
     return {"columns": columns, "rows": rows, "average": average, "notes": notes}
+
+
+@builds("vmstat.window.<col>")
+def vmstat_window_facts(src) -> None:
+    result, path, bad = src.parsed("vmstat", parse)
+    if result is None:
+        return
+    for column, value in result["average"].items():
+        src.facts.set(f"vmstat.window.{column}", value, path, bad)

@@ -1,5 +1,5 @@
-"""Diagnose what tickets already contain: pasted perf report / perf top / perf script /
-folded / bcc / bpftrace output and kernel traces (oops, NMI, lockup, hung task, crash bt,
+"""Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
+folded / bcc / bpftrace / ftrace output and kernel traces (oops, NMI, lockup, hung task, crash bt,
 /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl / sysctl / THP lines as evidence.
 
     result = read_paste(open("ticket.txt").read())
@@ -7,28 +7,37 @@ folded / bcc / bpftrace output and kernel traces (oops, NMI, lockup, hung task, 
     result.sections       # {"mpstat": text, "sysctl": text, ...} for facts.build_facts_from_sections
     result.formats, result.skipped_lines, result.notes
 
-The paste is unwrapped first (markdown fences, `> ` quoting, HTML, CRLF), then read line by
-line: at each line the readers whose cheap trigger matches try to read a block; lines no
-reader or evidence section takes are skipped and counted.
+The paste is unwrapped first (markdown fences, quoting, HTML, CRLF, TUI glyphs, mail wrapping),
+then read line by line: at each line the readers whose cheap trigger matches try to read a
+block. Blocks form profiles; one profile is diagnosed (`paste.profiles`). When no layout
+matched, the last-resort reader collects the kernel symbols found anywhere in the text.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Sequence, Union
 
 from .. import errors
 from ..errors import UserError
+from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import kstack, perfreport, stacktext
-from .common import Block, plural
+from . import c2c, ftrace, kstack, lastresort, perfreport, profiles, stacktext
+from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
 
 UNDERSTOOD = (
-    "perf report --stdio (call graph or flat), perf top, perf script, folded stacks, "
-    "bcc profile -f, bpftrace @[kstack] maps, crash bt, oops/NMI/soft-lockup/hung-task traces, "
-    "/proc/PID/stack, sysrq-l dumps"
+    "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
+    "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
+    "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps"
 )
+WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script"})
+# `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
+ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ])(\d+)(?=\s|$)")
+# A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
+INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
+                   r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
 
 
 @dataclass
@@ -40,7 +49,7 @@ class PasteResult:
     notes: List[str] = field(default_factory=list)
 
 
-Reader = Callable[[Sequence[str], int], Optional[Block]]
+Reader = Callable[[Sequence[str], int], Union[Block, Miss, None]]
 
 
 def _readers_for(line: str) -> List[Reader]:
@@ -56,27 +65,38 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(kstack.read_proc_stack)
     if line.startswith("@") or line.startswith("Attaching ") and "probe" in line:
         readers.append(stacktext.read_bpftrace)
-    if stacktext.PERF_SCRIPT_HEADER.match(line):
+    if stacktext.PERF_SCRIPT_HEADER.match(line[:256]):
         readers.append(stacktext.read_perf_script)
     if ";" in line and stacktext.FOLDED.match(line.strip()):
         readers.append(stacktext.read_folded)
-    if perfreport.is_entry(line) or perfreport.PERFTOP.match(line) or line.startswith("# Overhead") \
-            or line.startswith(("# Children", "# Samples:", "# To display the perf.data header", "# Total Lost Samples",
-                                "# Events:")):
+    if stacktext.BCC_FRAME.match(line):
+        readers.append(stacktext.read_bcc_stacks)
+    if c2c.starts_c2c(line):
+        readers.append(c2c.read_c2c)
+    if ftrace.starts_ftrace(line):
+        readers.append(ftrace.read_ftrace)
+    if perfreport.starts_report(line):
         readers.append(perfreport.read_report)
     return readers
 
 
 def _blocks(lines: Sequence[str]) -> List[Block]:
+    """Every block the readers find, each paste line read once: a reader that saw no block of
+    its kind up to line N (a `Miss`) is not tried again before N."""
     blocks: List[Block] = []
+    not_before: Dict[Reader, int] = {}
     index = 0
     while index < len(lines):
         block = None
         for reader in _readers_for(lines[index]):
-            block = reader(lines, index)
-            if block is not None and block.end > index:
+            if not_before.get(reader, 0) > index:
+                continue
+            got = reader(lines, index)
+            if isinstance(got, Miss):
+                not_before[reader] = got.resume
+            elif got is not None and got.end > index:
+                block = got
                 break
-            block = None
         if block is None:
             index += 1
             continue
@@ -91,10 +111,17 @@ def read_paste(text: str) -> PasteResult:
     blocks = _blocks(lines)
     sections, section_lines = find_sections(lines)
     if not any(b.stacks for b in blocks):
-        raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)
-    covered = set(section_lines)
+        fallback = lastresort.read_symbols(lines, set(section_lines))
+        if fallback is None:
+            raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)
+        blocks = [fallback]
+        covered = {i for i, line in enumerate(lines) if line.strip()}
+    else:
+        covered = set(section_lines)
+        for block in blocks:
+            covered.update(range(block.start, block.end))
     for block in blocks:
-        covered.update(range(block.start, block.end))
+        _look_above(block, lines)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     return _result(blocks, sections, skipped)
 
@@ -105,22 +132,39 @@ def read_evidence(text: str) -> Dict[str, str]:
     return find_sections(unwrap(text))[0]
 
 
+def _look_above(block: Block, lines: Sequence[str]) -> None:
+    """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
+    command line or banner starts a run of its own (a before/after pair), and may say the
+    weights are off-CPU time."""
+    above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()][-3:]
+    one_cpu = next((int(m[1]) for m in map(ONE_CPU.search, above) if m), None)
+    if one_cpu is not None:
+        block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
+        block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
+    if block.fmt not in WEIGHTED:
+        return
+    block.header = block.header or any(INTRO.search(line) for line in above)
+    if not block.not_cpu:
+        leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
+        separated = has_waker_separator([f.name for f in frames] for frames, *_ in block.stacks)
+        block.not_cpu = offcpu_reason(leaves, "\n".join(above), separated)
+
+
 def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> PasteResult:
-    with_ancestry = [b for b in blocks if not b.flat and b.stacks]
-    used = with_ancestry or [b for b in blocks if b.stacks]
-    notes: List[str] = []
-    for block in blocks:
-        notes.extend(block.notes if block in used else [])
-    ignored = [b for b in blocks if b not in used and b.stacks]
-    if ignored:
-        notes.append(f"ignored {len(ignored)} flat profile(s) ({', '.join(sorted({b.fmt for b in ignored}))}): "
-                     "the pasted call stacks carry more")
+    chosen, left_out = profiles.choose(profiles.group(blocks))
+    notes: List[str] = list(dict.fromkeys(note for block in chosen.blocks for note in block.notes))
+    notes += _weight_notes(chosen)
+    notes += left_out
     formats = list(dict.fromkeys(b.fmt for b in blocks if b.stacks))
-    profile = Profile(source_format=",".join(dict.fromkeys(b.fmt for b in used)),
-                      ancestry=not all(b.flat for b in used))
-    for block in used:
+    profile = Profile(source_format=",".join(chosen.formats), ancestry=not chosen.flat)
+    scale = chosen.samples / 100 if chosen.samples else 1.0
+    for block in chosen.blocks:
+        factor = scale if block.unit == "percent" else 1.0
         for frames, weight, comm, cpu, context in block.stacks:
-            profile.add(frames, weight, comm=comm, cpu=cpu, context=context)
+            profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+    if chosen.not_cpu:
+        profile.not_cpu = chosen.not_cpu
+        notes.append(f"not a CPU profile, not diagnosed: {chosen.not_cpu}")
     if skipped:
         notes.append(f"skipped {plural(skipped, 'line')} of prose or unrecognised output")
     if sections:
@@ -128,3 +172,11 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
     profile.skipped_lines = skipped
     profile.data_quality.extend(notes)
     return PasteResult(profile, sections, formats, skipped, notes)
+
+
+def _weight_notes(chosen: profiles.PasteProfile) -> List[str]:
+    if any(b.unit == "percent" for b in chosen.blocks):
+        if chosen.samples:
+            return [f"perf weights are percentages of {chosen.samples} samples (the pasted sample count)"]
+        return ["perf report weights are percentages (the sample count was not pasted)"]
+    return []

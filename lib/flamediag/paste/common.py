@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -26,6 +26,7 @@ KERNEL_ENTRIES = frozenset(
 )
 _KERNEL_ADDRESS = re.compile(r"^(?:0x)?ffff[0-9a-f]{12}$", re.I)
 _HEX_ADDRESS = re.compile(r"^(?:0x)?[0-9a-f]{6,16}$", re.I)
+_BARE_ADDRESS = re.compile(r"^(?=[0-9a-f]*[0-9])[0-9a-f]{1,16}$")     # `---0`: an address printed without 0x
 
 
 @dataclass
@@ -38,6 +39,31 @@ class Block:
     stacks: List[Stack] = field(default_factory=list)
     flat: bool = False            # no ancestry (perf top, flat perf report)
     notes: List[str] = field(default_factory=list)
+    unit: str = "samples"         # what a weight counts: samples | percent | tasks | events | us | hitm
+    header: bool = False          # the block starts with its tool's own header: a profile of its own
+    not_cpu: Optional[str] = None # why the weights are not CPU time (off-CPU data, call durations)
+    samples: Optional[int] = None # the sample count a percentage profile printed (`# Samples: 2K`)
+
+
+@dataclass
+class Miss:
+    """A reader's answer when no block starts at this line nor anywhere before `resume`: the
+    paste is read once, never rescanned from every line of a long run that is not its format."""
+
+    resume: int
+
+
+def finish(block: Block, start: int, end: int, *notes: str) -> Union[Block, Miss]:
+    """The block read from `start` up to `end`; a Miss up to `end` when it holds no stack."""
+    if not block.stacks:
+        return Miss(max(end, start + 1))
+    block.end = end
+    block.notes.extend(notes)
+    return block
+
+
+# Lines an author puts where they cut output: they keep a block open, frames are missing there.
+ELISION = re.compile(r"^\s*(?:\.{1,6}|\[\.\.\.\]|\[?<?(?:snip|SNIP|Snip|cut|CUT)>?\]?|\u2026|\(\.\.\.\)|-- ?snip ?--)\s*$")
 
 
 def plural(count: int, noun: str) -> str:
@@ -51,7 +77,7 @@ def clean_name(raw: str) -> str:
     name = re.sub(r"^\[[k.]\]\s+", "", name)                 # perf `[k] sym` marker
     name = re.sub(r"\s+\((?:[^()]*)\)$", "", name) if name.endswith("])") else name
     name = name.replace(";", ":")                             # a `;` must never forge a frame
-    if _HEX_ADDRESS.match(name) and (name.startswith("0x") or len(name) >= 12):
+    if (_HEX_ADDRESS.match(name) and (name.startswith("0x") or len(name) >= 12)) or _BARE_ADDRESS.match(name):
         return "0x%x" % int(name[2:] if name.startswith("0x") else name, 16)   # 0x0000563c.. == 0x563c..
     return normalize(name) or raw.strip()
 
@@ -76,10 +102,40 @@ def split_kernel_user(names: Sequence[str], leaf_kind: str = "kernel") -> Tuple[
             entry_at = index
     if entry_at is None:
         return tuple(Frame(n, kind_of_lone(n, leaf_kind)) for n in names)
-    user = [Frame(n, kind_of_lone(n, "user")) for n in names[:entry_at]]
+    user = [Frame(n, "kernel" if n in KERNEL_ENTRIES else kind_of_lone(n, "user")) for n in names[:entry_at]]
     kernel = [Frame(n, "kernel") for n in names[entry_at:]]
     return tuple(user + kernel)
 
 
 def kernel_frames(names: Sequence[str]) -> Tuple[Frame, ...]:
     return tuple(Frame(n, "kernel") for n in names)
+
+
+# Frames that only ever sit at the root side of a stack (entry points, thread starts, user
+# code below a syscall) and frames that only ever sit at its leaf (lock spinning, idle, copy
+# loops): where they fall tells which way a chain was printed when nothing else does.
+ROOT_SIDE = KERNEL_ENTRIES | frozenset(
+    {"kthread", "start_thread", "clone", "clone3", "__clone", "__libc_start_main", "__libc_start_call_main",
+     "main", "_start", "start_secondary", "cpu_startup_entry", "secondary_startup_64",
+     "secondary_startup_64_no_verify", "x86_64_start_kernel", "x86_64_start_reservations", "common_startup_64",
+     "start_kernel", "rest_init", "worker_thread", "smpboot_thread_fn", "xen_do_hypervisor_callback"}
+)
+_LEAF_SIDE = re.compile(r"spin_lock|spin_unlock|^osq_lock$|_spin_on_owner$|^clear_page|^copy_user|^copy_page|"
+                        r"^mem(?:cpy|set|move)|^native_safe_halt$|_idle$|^finish_task_switch|^read_tsc$|^delay_tsc$")
+
+
+def leaf_first(chains: Sequence[Sequence[str]]) -> Optional[bool]:
+    """True when the chains run leaf -> root (a callee graph), False for root -> leaf, None
+    when no frame says: root-side frames late and leaf-side frames early mean leaf first."""
+    score = 0.0
+    for names in chains:
+        if len(names) < 2:
+            continue
+        last = len(names) - 1
+        for index, name in enumerate(names):
+            position = index / last - 0.5                 # -0.5 first printed .. +0.5 last printed
+            if name in ROOT_SIDE or (name.startswith("0x") and not _KERNEL_ADDRESS.match(name)):
+                score += position
+            elif _LEAF_SIDE.search(name):
+                score -= position
+    return None if score == 0 else score > 0

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
-from .common import Block, kernel_frames, plural
+from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 
 PREFIX = re.compile(
-    r"^(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"      # syslog: "Nov 22 07:00:00 host kernel: "
+    r"^(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
     r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
 )
 FRAME = re.compile(
@@ -52,8 +52,8 @@ HEADERS = (
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\s*\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
-                      r"\s*(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
+                      r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
 REPORTER = frozenset(
@@ -105,16 +105,18 @@ class Trace:
         return tuple(n for n, _ in reversed(frames)), context
 
 
-def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Oops / NMI / lockup / hung-task / sysrq-l traces from a dmesg or console paste."""
     traces: List[Trace] = []
     current: Optional[Trace] = None
     section = ""
     sysrq = False
+    prefixed = False                               # the log's lines carry a syslog/dmesg prefix
     index = start
     while index < len(lines):
         text = PREFIX.sub("", lines[index])
         from_log = len(text) < len(lines[index])   # a dmesg/syslog line: part of the log even if unknown
+        prefixed = prefixed or from_log
         header = _header(text)
         if SYSRQ.search(text):
             sysrq = True
@@ -138,16 +140,17 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
             continue
         elif text.strip() == "" and current is not None and current.frames:
             current = None
-        elif not (text.strip() == "" or REGISTER.match(text) or from_log):
+        elif not (text.strip() == "" or REGISTER.match(text) or from_log or ELISION.match(text)
+                  or (prefixed and _wrapped_tail(lines, index))):
             break
         index += 1
     writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
     stacks = [(t, *t.stack()) for t in traces if t not in writers]
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
-        return None
+        return Miss(max(index, start + 1))
     fmt = "sysrq-l" if sysrq else "oops"
-    block = Block(fmt, start, index)
+    block = Block(fmt, start, index, unit="tasks")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
@@ -155,6 +158,15 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Optional[Block]:
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+def _wrapped_tail(lines: Sequence[str], index: int) -> bool:
+    """In a log whose every line carries its prefix, a line without one between two that have
+    it is the tail of the line above, wrapped by a mail client."""
+    if not lines[index].strip() or index + 1 >= len(lines):
+        return False
+    following = lines[index + 1]
+    return len(PREFIX.sub("", following)) < len(following)
 
 
 def _header(text: str):
@@ -208,9 +220,9 @@ def _section_after(text: str, section: str) -> str:
     return "" if name == "TASK" else "IRQ" if name in ("IRQ", "SOFTIRQ") else name
 
 
-def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_proc_stack(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Consecutive /proc/PID/stack dumps (`[<0>] func+0x../0x..`); a non-frame line ends one."""
-    block = Block("proc-stack", start, start)
+    block = Block("proc-stack", start, start, unit="tasks")
     comm = _comm_hint(lines[start - 1]) if start else ""
     names: List[str] = []
     index = start
@@ -229,11 +241,7 @@ def read_proc_stack(lines: Sequence[str], start: int) -> Optional[Block]:
         index += 1
     if names:
         block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
-    if not block.stacks:
-        return None
-    block.end = index
-    block.notes.append(f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
-    return block
+    return finish(block, start, index, f"read /proc/PID/stack: {plural(len(block.stacks), 'task stack')}")
 
 
 def _comm_hint(line: str) -> Optional[str]:
@@ -244,9 +252,9 @@ def _comm_hint(line: str) -> Optional[str]:
     return found[1] if found else ""
 
 
-def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_crash_bt(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """crash `bt` / `bt -a`: `PID: .. TASK: .. CPU: .. COMMAND: ".."` then `#N [sp] func at addr`."""
-    block = Block("crash-bt", start, start)
+    block = Block("crash-bt", start, start, unit="tasks")
     task = None
     index = start
     while index < len(lines):
@@ -270,15 +278,11 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Optional[Block]:
                 task["frames"] = []            # crash's own NMI handler frames
             elif "IRQ" in what or "SOFTIRQ" in what:
                 task["irq_until"] = len(task["frames"])
-        elif not (line.strip() == "" or CRASH_NOISE.match(line)):
+        elif not (line.strip() == "" or CRASH_NOISE.match(line) or ELISION.match(line)):
             break
         index += 1
     _flush_crash(block, task)
-    if not block.stacks:
-        return None
-    block.end = index
-    block.notes.append(f"read crash bt: {plural(len(block.stacks), 'task stack')}")
-    return block
+    return finish(block, start, index, f"read crash bt: {plural(len(block.stacks), 'task stack')}")
 
 
 def _flush_crash(block: Block, task) -> None:

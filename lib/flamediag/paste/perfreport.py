@@ -1,11 +1,19 @@
-"""`perf report --stdio` (call graphs in every layout since 2.6.32, flat) and `perf top` screens.
+"""`perf report --stdio` (call graphs in every layout since 2.6.32, flat), `perf top` screens
+(`--stdio`, `-g`, saved TUI screens), and call-graph fragments cut out of them.
 
-Entry lines, with or without a Children column, a comm column (perf top has none) or a
-TUI fold marker (`-`/`+`, as in saved `perf report` TUI screens):
+Entry lines, with or without a Children column, a comm column (perf top has none), extra
+sort columns before the symbol (`--sort cpu,...`, `-n`) or after it (`srcline`, `-`), comma
+decimals, or a TUI fold marker (`-`/`+`):
 
     -  33.01%             java  [kernel.kallsyms]                     [k] _spin_lock_irq
         39.40%     0.00%  stress-ng-sock   [unknown]                  [k] 0x00007f85323fde70
          7.46%  [kernel]          [k] clear_page_erms
+      31,98%  000  kpktgend_0     [kernel]                  [k] xas_find
+       100.00%  (ffffffff810cf070)          (no symbol column: only read with a graph below)
+
+Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
+(a `CPU` column gives stacks their CPU), banners `# Samples: 2K of event`, `Samples: 621K of
+event 'cycles', ... lost: 0/0 drop: 0/0`, old `# Events: 1K cycles`, `PerfTop: ... irqs/sec`.
 
 Graph lines below an entry. Every layout is read by one rule: a branch opens at the column
 of its marker (its "rail"), and a plain name belongs to the most recent branch whose rail
@@ -13,131 +21,213 @@ lies left of it:
 
     ---_raw_spin_unlock_irqrestore           (3.x+ root)      --- native_safe_halt (2.6.32)
        |--4.77%--tcp_write_xmit              (branch)         |--87.50%-- start_secondary
-       |          __tcp_push_pending_frames  (continuation)
+       |          __tcp_push_pending_frames  (continuation)    --0.07%-- [...]  (below the limit)
         --3.49%--handle_softirqs             (last branch)
        - 98.89% shrink_inactive_list         (TUI: open branch; `+` = folded, its subtree unseen)
+    22.23% _raw_spin_unlock_irqrestore;try_to_wake_up;wake_up_q    (`-g folded`: a whole chain)
             shrink_zone
           - __alloc_pages_nodemask           (TUI: same chain, has branches)
+              1.60% __rcu_read_unlock        (TUI: a leaf branch, no marker)
 
 Branch percentages are absolute (`-g graph`, the default since 3.x) or relative to the
-parent (`-g fractal`, the 2.6.32 default); a node whose branches sum past its own share
-can only be relative.
+parent (`-g fractal`, the 2.6.32 default): whichever reading the sums of the branches fit
+better. Sums past their parent (perf top's decaying counts, a perf 3.17 bug printing 114 %)
+are scaled down to it, so an entry never weighs more than its own percentage. Which way a
+graph runs comes from the entry's symbol, else from what the frames are (`leaf_first`).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Union
 
-from ..profile import Frame
-from .common import Block, clean_name, kind_of_lone, plural, split_kernel_user
+from .callgraph import Chain, Entry, flat_block, graph_block
+from .common import ELISION, Block, Miss, clean_name
 
-ENTRY = re.compile(
-    r"^(?P<fold>[-+])?\s*(?P<p1>\d+(?:\.\d+)?)%(?:\s+(?P<p2>\d+(?:\.\d+)?)%)?(?:\s+(?P<num>\d+))?"
-    r"\s+(?P<mid>\S.*?)??\s*\[(?P<mark>[k.gujH])\]\s+(?P<sym>\S.*)$"
-)
+PCT = r"\d+(?:[.,]\d+)?"
+# An entry is read in two steps (no regex backtracking over long whitespace runs): the
+# percentages (and a number: CPU or -n samples), then the first ` [k] ` marker; what lies
+# between is comm and dso, the symbol ends at a run of 2+ spaces (perf's column separator).
+ENTRY_HEAD = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?(?:\s+(?P<num>\d+)(?=\s))?(?=\s)")
+MARK = re.compile(r"(?:^|\s)\[(?P<mark>[k.gujH])\]\s")
+COLUMN_GAP = re.compile(r"\s{2,}")
+# An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
+LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
+BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b")
+COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
-BRANCH = re.compile(r"--(\d+(?:\.\d+)?)%--\s?(\S.*)$")
+BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
 ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
-TUI = re.compile(r"^(\s*)([-+])\s+(?:(\d+(?:\.\d+)?)%\s+)?(\S.*)$")
+TUI = re.compile(rf"^(\s*)([-+])\s+(?:({PCT})%\s+)?(\S.*)$")
+TUI_LEAF = re.compile(rf"^(\s+)({PCT})%\s(\S.*)$")
+FOLDED_CHAIN = re.compile(rf"^({PCT})%\s+([^\s;]+(?:;[^\s;]+)*)$")   # `-g folded`: `22.23% a;b;c` under the entry
 RAILS_ONLY = re.compile(r"^[\s|]*$")
 SYMBOL = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")   # printable ASCII: prose in other scripts never passes
+NO_FRAME = ("(nil)",)
+BELOW_LIMIT = ("[...]", "...")
 
 
-@dataclass
-class Chain:
-    rail: int
-    pct: Optional[float]                  # as printed; None for the entry's own chain
-    parent: Optional["Chain"] = None
-    names: List[str] = field(default_factory=list)
-    children: List["Chain"] = field(default_factory=list)
-    abs: float = 0.0
+def number(text: str) -> float:
+    """`12.34` or `12,34` (a comma-decimal locale) -> 12.34."""
+    return float(text.replace(",", "."))
 
 
-@dataclass
-class Entry:
-    pct: float                            # Overhead, or Children when that column exists
-    self_pct: Optional[float]
-    comm: str
-    dso: str
-    mark: str
-    sym: str
-    cpu: Optional[int] = None
-    root: Chain = field(default_factory=lambda: Chain(rail=-1, pct=None))
-
-    def has_graph(self) -> bool:
-        return bool(self.root.names or self.root.children)
+def _entry_parts(line: str):
+    """(head match, text between percentages and marker, marker, symbol) or None."""
+    head = ENTRY_HEAD.match(line)
+    if not head:
+        return None
+    rest = line[head.end():]
+    mark = MARK.search(rest)
+    if not mark or "%" in rest:
+        return None
+    symbol = COLUMN_GAP.split(rest[mark.end():].strip(), 1)[0]
+    return (head, rest[:mark.start()], mark["mark"], symbol) if symbol else None
 
 
 def is_entry(line: str) -> bool:
-    return bool(ENTRY.match(line))
+    return _entry_parts(line) is not None
+
+
+def starts_report(line: str) -> bool:
+    """The cheap trigger: an entry, a header or banner, or a call-graph branch."""
+    return bool(is_entry(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
+                or line.startswith(("# To display the perf.data header", "# Total Lost Samples"))
+                or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None))
 
 
 def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
     """An entry line; `cpu_column` when the header names a CPU sort key (else a number
     after the percentages is the -n Samples column)."""
-    match = ENTRY.match(line)
-    if not match:
+    parts = _entry_parts(line)
+    if parts is None:
         return None
-    p1, p2 = float(match["p1"]), match["p2"]
-    mid = (match["mid"] or "").split()
+    head, between, mark, symbol = parts
+    p1, p2 = number(head["p1"]), head["p2"]
+    mid = between.split()
     dso = mid[-1] if mid else ""
-    cpu = int(match["num"]) if cpu_column and match["num"] else None
+    cpu = int(head["num"]) if cpu_column and head["num"] else None
     comm = " ".join(mid[:-1])
-    sym = clean_name(match["sym"])
-    return Entry(p1, float(p2) if p2 is not None else None, comm, dso, match["mark"], sym, cpu)
+    return Entry(p1, number(p2) if p2 is not None else None, comm, dso, mark, clean_name(symbol), cpu)
 
 
-def read_report(lines: Sequence[str], start: int) -> Optional[Block]:
-    """A perf report / perf top block starting at `start` (a header or an entry line)."""
-    end, entries, perftop_screens, samples = _collect_entries(lines, start)
-    if not entries:
+def _loose_entry(lines: Sequence[str], index: int) -> Optional[Entry]:
+    """`100.00%  (ffffffff810cf070)` or `63.21%  futex_hammer`, when a stdio graph follows."""
+    match = LOOSE.match(lines[index])
+    if not match or not _graph_follows(lines, index):
         return None
-    if perftop_screens and not any(e.has_graph() for e in entries):
-        return _flat_block(entries, start, end, "perf-top", perftop_screens)
-    graphs = [e for e in entries if e.has_graph()]
-    if not graphs:
-        return _flat_block(entries, start, end, "perf-report-flat")
-    return _graph_block(entries, start, end, samples)
+    rest = match["rest"].strip()
+    comm = rest if re.fullmatch(r"[^\s()\[\]]{1,32}", rest) else ""
+    p2 = match["p2"]
+    return Entry(number(match["p1"]), number(p2) if p2 is not None else None, comm, "", "", "")
 
 
-def _collect_entries(lines: Sequence[str], start: int):
-    """Entries (grouped per perf top screen), the end index, and the sample count if printed."""
-    screens: List[List[Entry]] = [[]]
-    perftop = 0
-    samples = None
-    chain_stack: List[Chain] = []
-    cpu_column = False
-    index = start
-    while index < len(lines):
-        line = lines[index]
-        if PERFTOP.match(line):
-            perftop += 1
-            if screens[-1]:
-                screens.append([])
-            chain_stack = []
-        elif HEADER.match(line):
-            if re.match(r"#\s+(?:Overhead|Children)\b", line):
-                cpu_column = bool(re.search(r"\sCPU\s", line + " "))
-            found = re.search(r"# Samples:\s+(\d+)([KMG]?)\s", line)
-            if found:
-                samples = int(found[1]) * {"": 1, "K": 1000, "M": 10 ** 6, "G": 10 ** 9}[found[2]]
-        elif line.strip() in ("", "...", "[...]"):
-            chain_stack = []
-        else:
-            entry = parse_entry(line, cpu_column)
-            if entry:
-                screens[-1].append(entry)
-                chain_stack = [entry.root]
-            elif not (chain_stack and _graph_line(line, chain_stack)):
+def _graph_follows(lines: Sequence[str], index: int) -> bool:
+    for line in lines[index + 1:index + 4]:
+        if line.strip():
+            return bool(re.match(r"^\s*(?:\||---|--" + PCT + "%--)", line))
+    return False
+
+
+def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
+    """A perf report / perf top block starting at `start` (a header, an entry or a graph line)."""
+    scan = _Scan(lines, start)
+    scan.run()
+    entries = scan.entries()
+    if not entries:
+        return Miss(max(scan.index, start + 1))
+    if scan.perftop and not any(e.has_graph() for e in entries):
+        block = flat_block(entries, start, scan.index, "perf-top", scan.perftop)
+    elif not any(e.has_graph() for e in entries):
+        block = flat_block(entries, start, scan.index, "perf-report-flat")
+    else:
+        block = graph_block(entries, start, scan.index, scan.perftop)
+    block.samples, block.header, block.unit = scan.samples, scan.header, "percent"
+    return block
+
+
+class _Scan:
+    """One pass over a report: entries (grouped per perf top screen), headers, graph lines."""
+
+    def __init__(self, lines: Sequence[str], start: int):
+        self.lines, self.index = lines, start
+        self.screens: List[List[Entry]] = [[]]
+        self.perftop = 0
+        self.samples: Optional[int] = None
+        self.header = False
+        self.cpu_column = False
+        self.chains: List[Chain] = []
+
+    def entries(self) -> List[Entry]:
+        if self.perftop:
+            # Each screen replaces the previous one: the last complete screen is the snapshot.
+            full = [s for s in self.screens if s]
+            return full[-1] if full else []
+        return [e for s in self.screens for e in s]
+
+    def run(self) -> None:
+        while self.index < len(self.lines):
+            if not self._line(self.lines[self.index]):
                 break
-        index += 1
-    if perftop:
-        # Each screen replaces the previous one: the last complete screen is the snapshot.
-        full = [s for s in screens if s]
-        return index, (full[-1] if full else []), perftop, samples
-    return index, [e for s in screens for e in s], 0, samples
+            self.index += 1
+
+    def _line(self, line: str) -> bool:
+        seen_entries = any(self.screens)
+        if PERFTOP.match(line) or (BANNER.match(line) and " drop: " in line):   # perf top --stdio / TUI
+            self._banner(line)
+            self.perftop += 1
+            if self.screens[-1]:
+                self.screens.append([])
+            self.chains, self.header = [], self.header or not seen_entries
+            return True
+        if (BANNER.match(line) or COLUMNS.match(line)) and seen_entries:
+            return False                   # the next report's own header: another profile
+        if BANNER.match(line):
+            self._banner(line)
+            self.header = True
+            return True
+        if COLUMNS.match(line):
+            self.cpu_column = bool(re.search(r"\sCPU\s", line + " "))
+            self.header = True
+            return True
+        if HEADER.match(line):
+            return True
+        if not line.strip():
+            self.chains = []
+            return True
+        if ELISION.match(line):
+            return True                    # the author cut frames or entries here: keep reading
+        return self._content(line)
+
+    def _banner(self, line: str) -> None:
+        banner = BANNER.match(line)
+        if banner:
+            self.samples = int(banner["n"]) * {"": 1, "K": 1000, "M": 10 ** 6, "G": 10 ** 9}[banner["unit"]]
+
+    def _content(self, line: str) -> bool:
+        entry = parse_entry(line, self.cpu_column)
+        if entry is None and self.chains and _graph_line(line, self.chains):
+            return True
+        entry = entry or _loose_entry(self.lines, self.index)
+        if entry is None and not self.chains and _fragment_starts(self.lines, self.index):
+            entry = Entry(0.0, None, "", "", "", "")
+            self.screens[-1].append(entry)
+            self.chains = [entry.root]
+            return _graph_line(line, self.chains)
+        if entry is None:
+            return False
+        self.screens[-1].append(entry)
+        self.chains = [entry.root]
+        return True
+
+
+def _fragment_starts(lines: Sequence[str], index: int) -> bool:
+    """A call graph pasted without its entry line: a branch, or rails right above one."""
+    line = lines[index]
+    if "%--" in line and BRANCH.search(line) and RAILS_ONLY.match(line[:BRANCH.search(line).start()]):
+        return True
+    return bool(RAILS_ONLY.match(line) and "|" in line and index + 1 < len(lines)
+                and "%--" in lines[index + 1] and BRANCH.search(lines[index + 1]))
 
 
 def _graph_line(line: str, stack: List[Chain]) -> bool:
@@ -147,7 +237,9 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     branch = BRANCH.search(line)
     if branch:
         name = branch[2].strip()
-        return _open_branch(stack, branch.start() - 1, float(branch[1]), name)
+        if name in BELOW_LIMIT:
+            return True                    # below --percent-limit: its weight stays on the parent
+        return _open_branch(stack, branch.start() - 1, number(branch[1]), name)
     root = ROOT.match(line)
     if root:
         del stack[1:]
@@ -156,9 +248,19 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     if tui and len(tui[1]) > 0:
         rail, pct, name = len(tui[1]), tui[3], tui[4].strip()
         if pct is not None:
-            return _open_branch(stack, rail, float(pct), name)
+            return _open_branch(stack, rail, number(pct), name, fold=tui[2])
         _pop_to(stack, rail)
-        return _append(stack, name)
+        return _append(stack, name, fold=tui[2])
+    folded = FOLDED_CHAIN.match(line)
+    if folded:
+        del stack[1:]
+        chain = Chain(rail=0, pct=number(folded[1]), parent=stack[0])
+        stack[0].children.append(chain)
+        stack.append(chain)
+        return all(_append(stack, name) for name in folded[2].split(";"))
+    leaf = TUI_LEAF.match(line)
+    if leaf:
+        return _open_branch(stack, len(leaf[1]) - 2, number(leaf[2]), leaf[3].strip())
     content = line.lstrip(" |")
     column = len(line) - len(content)
     if column == 0 or not SYMBOL.match(content):
@@ -167,14 +269,14 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     return _append(stack, content.strip())
 
 
-def _open_branch(stack: List[Chain], rail: int, pct: float, name: str) -> bool:
+def _open_branch(stack: List[Chain], rail: int, pct: float, name: str, fold: str = "") -> bool:
     if not SYMBOL.match(name):
         return False
     _pop_to(stack, rail)
     chain = Chain(rail=rail, pct=pct, parent=stack[-1])
     stack[-1].children.append(chain)
     stack.append(chain)
-    return _append(stack, name)
+    return _append(stack, name, fold)
 
 
 def _pop_to(stack: List[Chain], column: int) -> None:
@@ -182,116 +284,10 @@ def _pop_to(stack: List[Chain], column: int) -> None:
         stack.pop()
 
 
-def _append(stack: List[Chain], name: str) -> bool:
+def _append(stack: List[Chain], name: str, fold: str = "") -> bool:
     if not SYMBOL.match(name) or not re.search(r"\w", name):
         return False
-    stack[-1].names.append(clean_name(name))
+    if name not in NO_FRAME:
+        stack[-1].names.append(clean_name(name))
+        stack[-1].fold = fold
     return True
-
-
-# --- weights -----------------------------------------------------------------------
-
-def _is_relative(root: Chain, entry_pct: float) -> bool:
-    """Fractal (relative) percentages: some node's branches add up past the node itself."""
-    todo = [(root, entry_pct)]
-    while todo:
-        chain, share = todo.pop()
-        if chain.children and sum(c.pct or 0 for c in chain.children) > share + 0.5:
-            return True
-        todo.extend((c, c.pct or 0) for c in chain.children)
-    return False
-
-
-def _paths(entry: Entry, weight: float) -> List[Tuple[List[str], float]]:
-    """(names in graph order, absolute weight) for every place a chain ends or thins out."""
-    relative = _is_relative(entry.root, entry.pct)
-    entry.root.abs = weight
-    out: List[Tuple[List[str], float]] = []
-    todo: List[Tuple[Chain, List[str]]] = [(entry.root, [])]
-    while todo:
-        chain, prefix = todo.pop()
-        names = prefix + chain.names
-        below = 0.0
-        for child in chain.children:
-            pct = child.pct or 0.0
-            child.abs = chain.abs * pct / 100 if relative else weight * pct / entry.pct if entry.pct else 0
-            below += child.abs
-            todo.append((child, names))
-        # What the branches leave is still known to run through this chain (below the
-        # --percent-limit, or the chain's own samples): keep it as a shorter stack.
-        rest = chain.abs - below
-        if rest > chain.abs * 0.001 + 1e-9:
-            out.append((names, rest))
-    return out
-
-
-def _orientation(entries: Sequence[Entry], children_mode: bool) -> str:
-    """`callee` (graph runs leaf -> root) or `caller` (root -> leaf)."""
-    if children_mode:
-        return "caller"
-    firsts = [e for e in entries if e.has_graph()]
-    leaf_first = sum(1 for e in firsts if e.root.names[:1] == [e.sym] or
-                     (not e.root.names and any(c.names[:1] == [e.sym] for c in e.root.children)))
-    return "callee" if leaf_first * 2 >= len(firsts) else "caller"
-
-
-def _to_self_chains(entry: Entry) -> None:
-    """A --children graph holds X's callee tree (branches starting at X), then the caller
-    chains of X's own samples (branches ending at X). Every sample is some entry's own
-    sample exactly once, so keeping only the latter counts each sample once."""
-    if entry.root.names[:1] == [entry.sym]:
-        entry.root.names, entry.root.children = [], []
-    elif entry.root.names:
-        own = Chain(rail=-1, pct=None, names=entry.root.names, children=entry.root.children)
-        entry.root.names, entry.root.children = [], [own]
-        own.pct = entry.self_pct
-    entry.root.children = [c for c in entry.root.children if c.names[:1] != [entry.sym]]
-    entry.pct = entry.self_pct or 0.0
-
-
-def _graph_block(entries: List[Entry], start: int, end: int, samples: Optional[int]) -> Block:
-    children_mode = any(e.self_pct is not None for e in entries)
-    if children_mode:
-        for entry in entries:
-            _to_self_chains(entry)
-    orientation = _orientation(entries, children_mode)
-    used = [e for e in entries if e.pct > 0]
-    scale = samples / 100 if samples else 1.0
-    block = Block("perf-report-callgraph", start, end)
-    folded = 0
-    for entry in used:
-        if not entry.has_graph():
-            folded += 1
-            block.stacks.append(((_lone_frame(entry),), entry.pct * scale, entry.comm, entry.cpu, None))
-            continue
-        for names, weight in _paths(entry, entry.pct * scale):
-            rooted = names[::-1] if orientation == "callee" else names
-            if not rooted or (orientation == "caller" and rooted[-1:] != [entry.sym]):
-                rooted = rooted + [entry.sym]   # a thinned-out branch: the leaf is still the entry
-            frames = split_kernel_user(rooted, "kernel" if entry.mark == "k" else "user")
-            block.stacks.append((frames, weight, entry.comm, entry.cpu, None))
-    layout = "--children (self call chains)" if children_mode else f"{orientation} graph"
-    block.notes.append(f"read perf report --stdio {layout} ({plural(len(used) - folded, 'call graph')})")
-    if folded:
-        entries_word = "entry" if folded == 1 else "entries"
-        block.notes.append(f"{folded} perf report {entries_word} without a call graph (folded): counted by the symbol alone")
-    if not samples:
-        block.notes.append("perf report weights are percentages (the sample count was not pasted)")
-    return block
-
-
-def _flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: int = 0) -> Block:
-    block = Block(fmt, start, end, flat=True)
-    for entry in entries:
-        share = entry.self_pct if entry.self_pct is not None else entry.pct
-        if share:
-            block.stacks.append(((_lone_frame(entry),), share, entry.comm, entry.cpu, None))
-    what = f"perf top (last of {plural(screens, 'screen')})" if fmt == "perf-top" else "flat perf report"
-    block.notes.append(f"read {what}: {plural(len(entries), 'symbol')}")
-    block.notes.append("flat profile: no ancestry, confidence capped at medium")
-    return block
-
-
-def _lone_frame(entry: Entry) -> Frame:
-    kind = "kernel" if entry.mark == "k" else "user" if entry.mark in ".u" else "unknown"
-    return Frame(entry.sym, kind_of_lone(entry.sym, kind))

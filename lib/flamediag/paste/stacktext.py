@@ -1,5 +1,6 @@
 """Stack formats that other tools print as text: folded lines (bcc `profile -f`, stackcollapse),
-bpftrace `@[kstack] = count` maps, and perf script chunks (read by flamediag.perfscript).
+bcc's multi-line stacks (`profile`, `offcputime`, `stackcount` without -f), bpftrace
+`@[kstack] = count` maps, and perf script chunks (read by flamediag.perfscript).
 
     java;start_thread;run;-;entry_SYSCALL_64_[k];do_syscall_64_[k];futex_wait_[k] 37
     @[
@@ -11,17 +12,17 @@ from __future__ import annotations
 
 import io
 import re
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple, Union
 
 from .. import folded as folded_reader
 from .. import perfscript
-from ..kernelnames import normalize
+from ..kernelnames import looks_kernel, normalize
 from ..profile import Frame
-from .common import Block, clean_name, kernel_frames, plural, split_kernel_user
+from .common import ELISION, Block, Miss, clean_name, finish, kernel_frames, kind_of_lone, plural, split_kernel_user
 
 FOLDED = re.compile(r"^(?P<stack>[^\s;][^;]*(?:;[^;]*)+?)\s+(?P<count>\d+(?:\.\d+)?)\s*$")
 BPF_OPEN = re.compile(r"^@\w*\[(?P<key>[^\]]*?)\s*$")
-BPF_CLOSE = re.compile(r"^\]:\s*(?P<count>\d+)\s*$")
+BPF_CLOSE = re.compile(r"^(?:,\s*(?P<tail>[^\]]*?)\s*)?\]:\s*(?P<count>\d+)\s*$")   # `]: 3`, `, bash]: 3`
 BPF_FRAME = re.compile(r"^\s+(?:[0-9a-f]{8,16}\s+)?(?P<sym>[A-Za-z_][\w.$]*)(?:\+(?:0x[0-9a-f]+|\d+))?(?:\s+\(.*\))?\s*$")
 BPF_ONELINE = re.compile(r"^@\w*\[(?P<key>.*)\]:\s*(?P<count>\d+)\s*$")
 
@@ -73,7 +74,7 @@ def _annotated(name: str) -> Frame:
     return Frame(clean_name(frame.name), frame.kind if frame.kind != "kernel" or name.endswith("_[k]") else "user")
 
 
-def read_bpftrace(lines: Sequence[str], start: int) -> Optional[Block]:
+def read_bpftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """`@[` + kstack frames (innermost first) + `]: count`, repeated; `Attaching N probe` lines pass."""
     block = Block("bpftrace-kstack", start, start)
     index = start
@@ -90,11 +91,7 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Optional[Block]:
         if not (line.strip() == "" or line.startswith("Attaching ") or BPF_ONELINE.match(line)):
             break
         index += 1
-    if not block.stacks:
-        return None
-    block.end = index
-    block.notes.append(f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
-    return block
+    return finish(block, start, index, f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
 
 
 def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
@@ -103,7 +100,7 @@ def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
         closing = BPF_CLOSE.match(lines[index])
         if closing:
             if names:
-                comm = key if key and not key.startswith(("kstack", "ustack")) else ""
+                comm = key if key and not key.startswith(("kstack", "ustack")) else (closing["tail"] or "")
                 block.stacks.append((kernel_frames([normalize(n) for n in reversed(names)]),
                                      float(closing["count"]), comm, None, None))
             return index + 1, 1
@@ -118,23 +115,101 @@ def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
 PERF_SCRIPT_HEADER = re.compile(r"^\S.*?\s+\d+(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s")
 
 
-def read_perf_script(lines: Sequence[str], start: int) -> Optional[Block]:
-    """A perf script chunk: event lines followed by tab/space-indented frame lines."""
+def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """A perf script chunk: event lines followed by tab/space-indented frame lines. Whether it
+    is one is decided from its first lines, before the run is scanned (a long run of event-like
+    lines without frames costs one pass, not one pass per line)."""
+    head = "\n".join(line[:512] for line in lines[start:start + 4]).encode("utf-8", "surrogateescape")
+    if not perfscript.is_perf_script(head):
+        return Miss(start + 1)
     index = start
     while index < len(lines):
         line = lines[index]
-        if not (PERF_SCRIPT_HEADER.match(line) or line.startswith((" ", "\t")) and line.strip()
+        if not (PERF_SCRIPT_HEADER.match(line[:256]) or line.startswith((" ", "\t")) and line.strip()
                 or line.strip() == "" or line.startswith("#")):
             break
         index += 1
-    chunk = "\n".join(lines[start:index]).encode("utf-8", "surrogateescape") + b"\n"
-    if not perfscript.is_perf_script(chunk):
-        return None
+    # The paste ends the last sample: perf script's reader wants the blank line that closes it.
+    chunk = "\n".join(lines[start:index]).encode("utf-8", "surrogateescape") + b"\n\n"
     profile = perfscript.read_profile(io.BytesIO(chunk))
     block = Block("perf-script", start, index)
     for record in profile:
         block.stacks.append((record.frames, record.weight, record.comm, record.cpu, record.context))
     if not block.stacks:
-        return None
+        return Miss(index)
     block.notes.append(f"read perf script: {sum(profile.events.values()) or len(block.stacks)} samples")
     return block
+
+
+# bcc multi-line stacks (`profile`, `offcputime`, `stackcount` without -f), innermost first:
+#     ffffffff813d0af8 __clear_user             (older tools print the address too)
+#     entry_SYSCALL_64_fastpath
+#     --                                        (`-d`: kernel above, user below)
+#     00007fc5652ad9b0 read
+#     -                dd (25036)               (comm and pid)
+#         4                                     (count: samples, or microseconds off CPU)
+BCC_FRAME = re.compile(r"^\s{2,}(?:(?P<addr>[0-9a-f]{8,16})\s+)?(?:b')?(?P<sym>[A-Za-z_.\[][\w.$:<>~\[\]-]*?)'?"
+                       r"(?:\+0x[0-9a-f]+)?\s*$")
+BCC_DELIMITER = re.compile(r"^\s+--\s*(?:--)?\s*$")
+BCC_COMM = re.compile(r"^\s+(?:-|waker:|target:)\s+(?P<comm>.+?)(?:\s+\(?(?P<pid>\d+)\)?)?\s*$")
+BCC_COUNT = re.compile(r"^\s+(?P<count>\d+)\s*$")
+
+
+def read_bcc_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """Consecutive bcc multi-line stacks, each ending in an indented count line."""
+    block = Block("bcc-stacks", start, start)
+    index = last_stack_end = scanned = start
+    while index < len(lines):
+        if not lines[index].strip() or ELISION.match(lines[index]):
+            index += 1
+            continue
+        end, scanned = _bcc_stack(lines, index, block)
+        if end is None:
+            break
+        index = last_stack_end = end
+    # Nothing read: no stack starts before the line where the first attempt stopped.
+    return finish(block, start, last_stack_end if block.stacks else scanned,
+                  f"read bcc multi-line stacks: {plural(len(block.stacks), 'stack')}")
+
+
+def _bcc_stack(lines: Sequence[str], index: int, block: Block) -> Tuple[Optional[int], int]:
+    """One stack into `block`: (the index after its count line, or None when it is not one;
+    how far it looked — no stack starts before a line that is not part of one)."""
+    kernel_part: List[str] = []
+    user_part: List[str] = []
+    part, comm, addresses = kernel_part, "", {}
+    while index < len(lines):
+        line = lines[index]
+        frame = BCC_FRAME.match(line)
+        if BCC_DELIMITER.match(line):
+            part = user_part
+        elif BCC_COUNT.match(line):
+            return _bcc_finish(block, kernel_part, user_part, part is user_part, comm, addresses,
+                               float(BCC_COUNT.match(line)["count"]), index + 1), index + 1
+        elif BCC_COMM.match(line):
+            comm = BCC_COMM.match(line)["comm"]
+        elif frame:
+            part.append(frame["sym"])
+            addresses[len(kernel_part) + len(user_part) - 1] = frame["addr"]
+        else:
+            return None, index
+        index += 1
+    return None, index
+
+
+def _bcc_finish(block: Block, kernel_part: List[str], user_part: List[str], delimited: bool, comm: str,
+                addresses, count: float, end: int) -> Optional[int]:
+    names = kernel_part + user_part
+    if not names:
+        return None
+    rooted = [clean_name(n) for n in reversed(names)]
+    if delimited:
+        frames = tuple(Frame(n, "user") for n in rooted[:len(user_part)]) + \
+            tuple(Frame(n, "kernel") for n in rooted[len(user_part):])
+    elif any(addresses.values()):
+        kinds = [kind_of_lone("0x" + (addresses.get(i) or "0"), "user") for i in range(len(names))][::-1]
+        frames = tuple(Frame(n, k) for n, k in zip(rooted, kinds))
+    else:
+        frames = split_kernel_user(rooted, "kernel" if looks_kernel(rooted[-1]) else "unknown")
+    block.stacks.append((frames, count, comm, None, None))
+    return end

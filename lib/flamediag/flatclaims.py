@@ -1,0 +1,160 @@
+"""Flat profiles (perf top, `perf report -g none`): who owns a generic leaf, and what a listing left out.
+
+A flat profile has no call chains, so a hot spin lock (`_raw_spin_lock 93 %`) names no lock: the
+lock belongs to its caller. A kernel engineer reads the rest of the same command's top list: the
+only contended path listed beside the lock is the one that takes it (`get_futex_key_refs` next to
+`_raw_spin_lock` → the futex hash-bucket lock). A playbook states this in its signature:
+
+    distinctive: [...]        # frames enough alone (they also identify the path)
+    companions: [futex_ops]   # frames (or frame sets) that identify the path but are not enough alone
+    claims: [spinlock]        # generic leaves the path ends in; theirs when identified
+
+Rules, per command (all entries when the paste has no command column):
+- a playbook identifies a command when one of its distinctive or companion frames is listed for it,
+  its `comm` pattern (if any) matches the command, and none of its exclude patterns has all its
+  elements listed for it (a reclaim lock beside `zone_reclaim` is zone reclaim, not direct reclaim:
+  direct-reclaim excludes [zone_reclaim]);
+- a claimable leaf of that command goes to the identifying playbook whose identifying frames weigh
+  most there (to each of them when several are identified by the same frames: their checks decide,
+  e.g. vm.zone_reclaim_mode between zone-reclaim and direct-reclaim); the others are named in the
+  evidence as alternatives;
+- a claimed leaf counts for its claimant only, never for another playbook's distinctive frames
+  (so the `spinlock-contention` fallback keeps only the locks nobody claims);
+- a softirq thread (`ksoftirqd/N`) runs softirq handlers and nothing else, so each of its entries
+  that no playbook names (skb allocation, hashing, the driver's helpers) is claimed by the playbook
+  whose frames weigh most in it (NET_RX frames -> nic-softirq, rcu_do_batch -> rcu-callback-flood).
+
+A pasted listing shows only the top entries of all samples: `unlisted_busy` is the rest.
+
+    >>> from flamediag.profile import Frame, Profile
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> futex = parse_playbook(EXAMPLE.replace("id: demo", "id: futex").replace(
+    ...     "patterns: [[lock, _spin_lock]]", "patterns: [[lock]]\\n  companions: [get_futex_key_refs]\\n"
+    ...     "  claims: [lock]"), "futex.md")
+    >>> prof = Profile(ancestry=False)
+    >>> prof.add([Frame("_raw_spin_lock", "kernel")], 93, comm="radix_test")
+    >>> prof.add([Frame("get_futex_key_refs", "kernel")], 0.3, comm="radix_test")
+    >>> claims = flat_claims([futex], prof)
+    >>> [(r.frames[0].name, claims[id(r)].playbooks) for r in prof if id(r) in claims]
+    [('_raw_spin_lock', ('futex',))]
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Sequence, Tuple
+
+from .kernelnames import normalize
+from .playbooks import Playbook
+from .profile import Profile, is_idle
+
+
+SOFTIRQ_THREAD = re.compile(r"^ksoftirqd/\d+$")
+PERCENT_FORMATS = ("perf-report-flat", "perf-top")     # flat listings whose weights are % of all samples
+
+
+@dataclass(frozen=True)
+class Claim:
+    playbooks: Tuple[str, ...]        # the claimants: one, or several identified by the same weight
+    by: Tuple[str, ...]               # the frames that identified the path
+    rivals: Tuple[str, ...] = ()      # other playbooks that identified the same command, less
+
+
+def _names(playbook: Playbook, elements: Sequence[str]) -> FrozenSet[str]:
+    return frozenset(name for element in elements for name in playbook.expand(element))
+
+
+def _excluded(playbook: Playbook, listed: FrozenSet[str]) -> bool:
+    """An exclude pattern applies by co-occurrence: every element has a frame listed."""
+    return any(all(not _names(playbook, [element]).isdisjoint(listed) for element in pattern)
+               for pattern in playbook.signature["exclude"])
+
+
+def _by_command(profile: Profile) -> Dict[str, Dict[str, float]]:
+    """comm -> {normalised leaf name -> weight} over busy flat entries."""
+    commands: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for record in profile:
+        if record.frames and not is_idle(record):
+            commands[record.comm or ""][normalize(record.frames[-1].name)] += record.weight
+    return commands
+
+
+def _identifiers(playbook: Playbook, weights: Dict[str, float]) -> Tuple[float, Tuple[str, ...]]:
+    sig = playbook.signature
+    wanted = _names(playbook, sig["distinctive"]) | _names(playbook, sig.get("companions") or [])
+    seen = sorted((name for name in weights if name in wanted), key=lambda n: -weights[n])
+    return sum(weights[n] for n in seen), tuple(seen)
+
+
+Owner = Tuple[float, Tuple[str, ...], Playbook]
+
+
+def _runs_as(playbook: Playbook, comm: str) -> bool:
+    """A playbook bound to some commands (kswapd-spin: '^kswapd') identifies only those."""
+    pattern = playbook.signature.get("comm")
+    return not pattern or re.search(pattern, comm) is not None
+
+
+def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float]) -> List[Owner]:
+    """Playbooks identified in one command's entries, heaviest identification first."""
+    listed = frozenset(weights)
+    found = []
+    for playbook in (p for p in playbooks if _runs_as(p, comm)):
+        weight, by = _identifiers(playbook, weights)
+        if by and not _excluded(playbook, listed):
+            found.append((weight, by, playbook))
+    return sorted(found, key=lambda item: (-item[0], item[2].id))
+
+
+def _claim(owners: List[Owner], leaf: str, softirq_thread: bool):
+    able = [(w, by, p) for w, by, p in owners
+            if softirq_thread or leaf in _names(p, p.signature["claims"])]
+    if not able:
+        return None
+    if softirq_thread and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):
+        return None                   # a named frame counts for its own playbook as usual
+    best = able[0][0]
+    tied = tuple(p.id for w, _, p in able if w >= best)          # the same listed frames: checks decide
+    return Claim(tied, able[0][1], tuple(p.id for w, _, p in able if w < best))
+
+
+def unlisted_busy(profile: Profile) -> float:
+    """Busy weight a pasted report did not list: its percentages are of all samples, and a
+    ticket shows only the top entries, so the rest happened too (its idle part is unknown, so it
+    counts as busy; only listed idle entries are known to be idle). Without this a top-5 excerpt
+    summing to 30 % would make each listed entry look three times its size. Scoring still considers
+    a playbook whose frames are a noticeable part of the listed entries (min_share on those).
+    The whole is `Profile.percent_of` when the reader knows it (a call-graph listing, a pasted sample
+    count), else 100 for unscaled flat perf report / perf top percentages.
+
+    >>> from flamediag.profile import Frame
+    >>> prof = Profile(source_format="perf-top", ancestry=False)
+    >>> prof.add([Frame("_raw_spin_lock", "kernel")], 12.0); prof.add([Frame("intel_idle", "kernel")], 8.0)
+    >>> unlisted_busy(prof)
+    80.0
+    """
+    whole = profile.percent_of
+    if whole is None and not profile.ancestry and any(f in PERCENT_FORMATS for f in profile.source_format.split(",")):
+        whole = 100.0 if profile.total() <= 100.5 else None     # unscaled flat percentages
+    return max(0.0, whole - profile.total()) if whole else 0.0
+
+
+def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Claim]:
+    """id(record) -> Claim, for flat profiles; {} with ancestry."""
+    if profile.ancestry:
+        return {}
+    owners: Dict[str, List[Owner]] = {}
+    for comm, weights in _by_command(profile).items():
+        softirq_thread = bool(SOFTIRQ_THREAD.match(comm))
+        owners[comm] = _owners(playbooks if softirq_thread else
+                               [p for p in playbooks if p.signature.get("claims")], comm, weights)
+    claims: Dict[int, Claim] = {}
+    for record in profile:
+        comm = record.comm or ""
+        if not owners.get(comm) or not record.frames or is_idle(record):
+            continue
+        claim = _claim(owners[comm], normalize(record.frames[-1].name), bool(SOFTIRQ_THREAD.match(comm)))
+        if claim is not None:
+            claims[id(record)] = claim
+    return claims

@@ -1,0 +1,159 @@
+"""ftrace text: stack traces (` => func` lines under an event) and function_graph output.
+
+Stack traces, from trace_pipe with `options/stacktrace` or a `stacktrace` trigger, trace-cmd,
+or perf-tools such as `tcpretrans -s` (innermost first; the line above names the event):
+
+              <idle>-0       [001] ..s1.  1234.567891: <stack trace>
+     => tcp_fastretrans_alert
+     => tcp_ack+0x1a/0x40
+     => kfree_skb (ffffffff81234567)
+
+Each stack is one traced event: weight 1, the shares are shares of events. The tracer's own
+frames at the innermost end (`trace_event_raw_event_*`, `__traceiter_*`, `perf_trace_*`) are
+dropped: the event happened in the function below them.
+
+function_graph (the `function_graph` tracer, perf-tools `funcgraph`, `trace-cmd report`):
+
+     0)               |  do_nanosleep() {
+     0)   0.198 us    |    _raw_spin_lock_irqsave();          (a leaf call and its duration)
+     0)   3.447 us    |  }
+     1) ! 1000131 us  |  }                                    (`+ ! # * @ $`: duration markers)
+     0)  platfor-3210  =>  vmstat-2854                        (task switch)
+
+A leaf call becomes a stack (the open calls above it + the leaf) weighted by its duration in
+microseconds; leaves that switch the task out (`schedule`) are time asleep and dropped. The
+durations are wall-clock times of the calls chosen for tracing, not CPU samples: such a block
+is read, drawn, and not diagnosed (`Block.not_cpu`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Union
+
+from ..kernelnames import normalize
+from ..offcpu import SWITCH_LEAVES
+from ..profile import Frame
+from .common import ELISION, Block, Miss, finish, plural
+
+ARROW = re.compile(r"^\s*=>\s+(?:<(?P<user>[0-9a-f]{6,16})>|(?P<sym>[A-Za-z_][\w.$]*)(?:\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)?"
+                   r"(?:\s+\(?[0-9a-f]{6,16}\)?)?(?:\s+\[[\w.-]+\])?)\s*$")
+TRACER = re.compile(r"^(?:trace_event_raw_event_|__traceiter_|perf_trace_|__bpf_trace_|trace_call_bpf|ftrace_|"
+                    r"function_trace_call|stack_trace_|__ftrace_trace_stack|event_triggers_call|trace_buffer_)")
+STACK_EVENT = re.compile(r"<(?:user )?stack trace\s*>")
+TASK_CPU = re.compile(r"^\s*(?P<comm>\S.*?)-(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s")
+# A function_graph line is cut at its last `|`: the call on the right, CPU and duration on the left.
+GRAPH_BODY = re.compile(r"^(?P<indent>\s*)(?P<call>[A-Za-z_][\w.$]*\(\)\s*[{;]|\}|/\*.*\*/)(?P<tail>.*)$")
+GRAPH_CPU = re.compile(r"(?:^|\s)\d{1,4}\)|funcgraph_(?:entry|exit)")
+DURATION = re.compile(r"\d+(?:\.\d+)?")
+GRAPH_OTHER = re.compile(r"^\s*(?:\d{1,4}\)\s+\S+-\d+\s+=>\s+\S+-\d+\s*|-{20,}|#.*|\d{1,4}\)\s.*(?:==========>|<==========).*)$")
+NOT_CPU = ("this is an ftrace function_graph trace: durations of the traced calls (wall-clock time, including "
+           "time asleep), not CPU samples")
+
+
+def starts_ftrace(line: str) -> bool:
+    return bool(("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
+                or ("|" in line and _graph_line(line)))
+
+
+def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    if ARROW.match(lines[start]):
+        return _read_stacks(lines, start)
+    return _read_graph(lines, start)
+
+
+@dataclass
+class GraphLine:
+    indent: str
+    call: str
+    duration: Optional[float]
+
+
+def _graph_line(line: str) -> Optional[GraphLine]:
+    bar = line.rfind("|")
+    body = GRAPH_BODY.match(line[bar + 1:]) if bar >= 0 else None
+    if body is None or not GRAPH_CPU.search(line[:bar]):
+        return None
+    left = line[:bar].rstrip()
+    duration = None
+    if left.endswith("us"):
+        token = left[:-2].split()[-1:] or [""]
+        duration = float(token[0]) if DURATION.fullmatch(token[0]) else None
+    return GraphLine(body["indent"], body["call"], duration)
+
+
+# --- stack traces --------------------------------------------------------------------------
+
+def _read_stacks(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    first = start - 1 if start and lines[start - 1].strip() else start
+    block = Block("ftrace-stack", first, start, unit="events")
+    names: List[Frame] = []
+    comm, cpu = _event(lines[first]) if first < start else ("", None)
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        arrow = ARROW.match(line)
+        if arrow:
+            names.append(Frame(normalize(arrow["sym"]), "kernel") if arrow["sym"] else Frame("0x" + arrow["user"], "user"))
+        else:
+            _flush(block, names, comm, cpu)
+            names = []
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if ARROW.match(following) or STACK_EVENT.search(following):
+                comm, cpu = _event(line) if not STACK_EVENT.search(line) or TASK_CPU.match(line) else (comm, cpu)
+            elif not (not line.strip() or STACK_EVENT.search(line) or ELISION.match(line)):
+                break
+        index += 1
+    _flush(block, names, comm, cpu)
+    return finish(block, start, index, f"read ftrace stack traces: {plural(len(block.stacks), 'stack')}, one per "
+                  "traced event (not CPU samples: the shares are shares of events)")
+
+
+def _event(line: str):
+    """comm and CPU of a trace_pipe event line (`bash-1234  [001] ...`), else nothing."""
+    found = TASK_CPU.match(line)
+    return (found["comm"].strip(), int(found["cpu"])) if found else ("", None)
+
+
+def _flush(block: Block, frames: List[Frame], comm: str, cpu: Optional[int]) -> None:
+    while len(frames) > 1 and TRACER.match(frames[0].name):
+        frames = frames[1:]                    # the tracer's own frames, innermost: not the event's code
+    if frames:
+        block.stacks.append((tuple(reversed(frames)), 1.0, comm, cpu, None))
+
+
+# --- function_graph -----------------------------------------------------------------------------
+
+def _read_graph(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("ftrace-function-graph", start, start, unit="us", not_cpu=NOT_CPU)
+    open_calls: List[str] = []
+    calls = 0
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        found = _graph_line(line)
+        if found:
+            calls += 1
+            open_calls = _graph_call(block, found, open_calls)
+        elif GRAPH_OTHER.match(line):
+            if "=>" in line:
+                open_calls = []                # another task runs from here on
+        elif not (not line.strip() or ELISION.match(line)):
+            break
+        index += 1
+    return finish(block, start, index, f"read ftrace function_graph: {plural(calls, 'line')}, "
+                  f"{plural(len(block.stacks), 'leaf call')} weighted by their duration in microseconds")
+
+
+def _graph_call(block: Block, found: GraphLine, open_calls: List[str]) -> List[str]:
+    depth = max(1, len(found.indent) // 2)
+    call = found.call
+    above = open_calls[:depth - 1]
+    if call.endswith("{"):
+        return above + [normalize(call.split("(", 1)[0])]
+    if call.endswith(";") and found.duration:
+        leaf = normalize(call.split("(", 1)[0])
+        if leaf not in SWITCH_LEAVES:
+            frames = tuple(Frame(n, "kernel") for n in above + [leaf])
+            block.stacks.append((frames, found.duration, "", None, None))
+    return open_calls if not call.startswith("}") else open_calls[:depth - 1]

@@ -1,0 +1,152 @@
+"""Several profiles in one paste (a run before and after a fix, a flat list next to its call
+graph, kernel traces next to a perf report, off-CPU output next to a CPU profile): which one
+is diagnosed.
+
+Weights of two profiles are never added: percentages of one run, sample counts of another and
+one-per-task traces do not mix. Blocks form profiles:
+- kernel traces (oops, lockups, crash bt, /proc/PID/stack, sysrq-l) together: each is one task;
+- a perf report / perf top block that starts with its own header or banner starts a profile,
+  one without (the same report cut by the author's prose) continues the report above it;
+- any other block joins the previous profile of the same format, unless its tool's command
+  line or banner stands right above it (`# ./profile -F 99`, `Tracing off-CPU time`,
+  `Attaching 1 probe...`): then it is a run of its own.
+
+The profile diagnosed is the first by these keys, in order:
+1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
+2. a profile before a handful of samples (fewer than 10 perf script samples or folded counts
+   pasted to show what a stack looks like: one sample is no share of anything);
+3. call stacks before flat lists (ancestry tells look-alikes apart);
+4. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
+5. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
+   outside the idle loop): of a before/after pair, the run that shows the kernel problem;
+6. the first pasted.
+Data quality names the profile used and why the others were left out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from ..profile import StackRecord, context_of, is_idle
+from ..text import pct_whole
+from .common import Block, plural
+
+TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
+ILLUSTRATION_SAMPLES = 10
+REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top", "perf-top-callgraph"})
+
+
+@dataclass
+class PasteProfile:
+    blocks: List[Block] = field(default_factory=list)
+    formats: List[str] = field(default_factory=list)
+    flat: bool = True
+    traces: bool = True
+    number: int = 0                       # its place in the paste, from 1
+
+    def add(self, block: Block) -> None:
+        self.blocks.append(block)
+        if block.fmt not in self.formats:
+            self.formats.append(block.fmt)
+        self.flat = self.flat and block.flat
+        self.traces = self.traces and block.fmt in TRACE_FORMATS
+
+    @property
+    def not_cpu(self) -> Optional[str]:
+        return next((b.not_cpu for b in self.blocks if b.not_cpu), None)
+
+    @property
+    def illustration(self) -> bool:
+        """A few samples pasted to show what a stack looks like, not a profile of the window."""
+        counted = [b for b in self.blocks if b.unit == "samples"]
+        return bool(counted) and len(counted) == len(self.blocks) and \
+            sum(w for b in counted for _f, w, *_ in b.stacks) < ILLUSTRATION_SAMPLES
+
+    @property
+    def samples(self) -> Optional[int]:
+        return next((b.samples for b in self.blocks if b.samples), None)
+
+    def kernel_share(self) -> float:
+        """Busy kernel time (kernel leaf, not the idle loop) as a share of the profile."""
+        total = kernel = 0.0
+        for block in self.blocks:
+            for frames, weight, comm, cpu, context in block.stacks:
+                total += weight
+                if frames and frames[-1].kind == "kernel" and \
+                        not is_idle(StackRecord(frames, weight, comm, cpu, context or context_of(frames))):
+                    kernel += weight
+        return kernel / total if total else 0.0
+
+    def describe(self) -> str:
+        return (f"profile {self.number} ({'/'.join(self.formats)}, "
+                f"{pct_whole(self.kernel_share())} busy in the kernel)")
+
+
+def group(blocks: List[Block]) -> List[PasteProfile]:
+    """Blocks with stacks, gathered into the profiles they belong to (in paste order)."""
+    profiles: List[PasteProfile] = []
+    traces: Optional[PasteProfile] = None
+    for block in (b for b in blocks if b.stacks):
+        if block.fmt in TRACE_FORMATS:
+            if traces is None:
+                traces = PasteProfile()
+                profiles.append(traces)
+            traces.add(block)
+            continue
+        home = _continued(profiles, block)
+        if home is None:
+            home = PasteProfile()
+            profiles.append(home)
+        home.add(block)
+    return profiles
+
+
+def _continued(profiles: List[PasteProfile], block: Block) -> Optional[PasteProfile]:
+    if block.fmt in REPORT_FORMATS:
+        last = next((p for p in reversed(profiles) if not p.traces), None)
+        if block.header or last is None or not set(last.formats) <= REPORT_FORMATS:
+            return None
+        return last if last.flat == block.flat else None
+    if block.header:
+        return None                        # its tool's command line or banner: a run of its own
+    return next((p for p in reversed(profiles) if p.formats == [block.fmt]), None)
+
+
+def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
+    """The profile to diagnose, and sentences on the ones left out."""
+    for number, profile in enumerate(profiles, 1):
+        profile.number = number
+    ranked = sorted(enumerate(profiles), key=lambda item: _rank(item[1], item[0]))
+    chosen = ranked[0][1]
+    left = [p for p in profiles if p is not chosen]
+    return chosen, _notes(chosen, left, len(profiles))
+
+
+def _rank(profile: PasteProfile, order: int):
+    return (profile.not_cpu is not None, profile.illustration, profile.flat, profile.traces,
+            -round(profile.kernel_share(), 3), order)
+
+
+def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[str]:
+    notes: List[str] = []
+    shown = [p for p in left if p.illustration and not chosen.illustration]
+    if shown:
+        notes.append(f"left out {plural(len(shown), 'sample excerpt')} of fewer than {ILLUSTRATION_SAMPLES} samples "
+                     f"({', '.join(p.describe() for p in shown)}): the pasted profile covers the window")
+    flat = [p for p in left if p.flat and not chosen.flat and p not in shown]
+    if flat:
+        kinds = ", ".join(sorted({f for p in flat for f in p.formats}))
+        notes.append(f"ignored {len(flat)} flat profile(s) ({kinds}): the pasted call stacks carry more")
+    offcpu = [p for p in left if p.not_cpu and not chosen.not_cpu and p not in shown]
+    if offcpu:
+        notes.append(f"ignored {plural(len(offcpu), 'profile')} that {'is' if len(offcpu) == 1 else 'are'} not CPU "
+                     f"time ({'; '.join(p.not_cpu or '' for p in offcpu)})")
+    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu + shown]
+    if traces:
+        notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
+    peers = [p for p in left if p not in flat + offcpu + traces + shown]
+    if peers:
+        why = "the most busy kernel time" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
+        notes.append(f"{count} profiles in this paste (e.g. before/after), never added together: diagnosed "
+                     f"the one with {why}, {chosen.describe()}; not " + ", ".join(p.describe() for p in peers))
+    return notes

@@ -1,0 +1,143 @@
+"""Join back lines a mail client wrapped (at 72-80 columns), where the tools' grammar says
+the second line can only be the tail of the first.
+
+    >>> rejoin(["   |           --50.32%", "--rwsem_down_write_slowpath"])
+    ['   |           --50.32%--rwsem_down_write_slowpath']
+    >>> rejoin([" [<ffffffff8113f2e0>]", "shrink_inactive_list+0x2f0/0x740"])
+    [' [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740']
+
+The rules (a wrapped tail always starts at column 0):
+- perf call graphs: perf indents every graph line under its entry, so a branch `--N%--name`,
+  a bare `--name` after a line ending in `--N%`, or a lone rail `|` at column 0 is a tail.
+  A branch whose head was only rails lost its column: perf prints a separator line before
+  every branch whose last `|` is the branch's rail, so the branch is put back right of it.
+- kernel traces: a frame never starts with its offset or module (`+0x1a/0x40`, `[ext4]`),
+  and `sym+0x../0x..` alone follows an address-only head `[<ffffffff...>]`; the
+  `CPU: N PID: N Comm: x Tainted: ...` line always ends in the release and `#build`.
+- a perf report entry cut before or after its `[k]`/`[.]` marker (the symbol, or marker and
+  symbol, alone at column 0), and perf's column header cut in its padding.
+- hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
+  widest, each followed by text; the line after one of them continues it, wherever the cut fell
+  (inside a symbol, inside the padding).
+- syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
+  that have it is the tail of the one above.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+PCT = r"\d+(?:[.,]\d+)?%"
+_HEAD_PCT = re.compile(r"--" + PCT + r"\s*$")                   # `|  --50.32%` waiting for `--name`
+_HEAD_PCT_DASHES = re.compile(r"--" + PCT + r"--\s*$")           # `|  --50.32%--` waiting for `name`
+_TAIL_NAME = re.compile(r"^--[^\s-]")
+_NAME_START = re.compile(r"^[A-Za-z_]")
+_TAIL_BRANCH = re.compile(r"^--" + PCT + r"--")                  # `--0.54%--_raw_spin_lock_irqsave`
+_RAILS = re.compile(r"^[\s|]*$")
+_ADDRESS_HEAD = re.compile(r"\[<[0-9a-f]{8,16}>\](?:\s+\?)?\s*$")
+_FRAME_TAIL = re.compile(r"^\??\s*[A-Za-z_][\w.$]*\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$")
+_COMPLETE_FRAME = re.compile(r"\??[A-Za-z_][\w.$]*\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
+_OFFSET_CUT = re.compile(r"\+(?:0x?)?(?:[0-9a-f]+/?(?:0x?)?)?$")     # `sym+`, `sym+0x`, `sym+0x2f0/`
+_OFFSET_TAIL = re.compile(r"^[0-9a-fx/]")
+_MODULE_TAIL = re.compile(r"^\[[\w.-]+\]\s*$")
+_FRAME_END = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+\s*$")
+_CPU_LINE = re.compile(r"\bCPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: .*(?:Not tainted|Tainted:[ A-Z]*)\s*$")
+_RELEASE_TAIL = re.compile(r"^\d+\.\d+\S* #\d+")
+_MARK_END = re.compile(r"%\s.*\s\[[k.gujH]\]$")                 # an entry cut right after its `[k]`
+_WORD_TAIL = re.compile(r"^[A-Za-z0-9_.$]{1,128}$")
+_ENTRY_HEAD = re.compile(r"^[-+]?\s*" + PCT + r"(?:\s+" + PCT + r")?\s+\S")      # `  12.10%  java  [kernel]`
+_MARK_TAIL = re.compile(r"^\[[k.gujH]\]\s+\S")                                 # `[k] finish_task_switch`
+_HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 # perf report's column header
+_HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
+_SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
+
+
+def rejoin(lines: List[str]) -> List[str]:
+    """The lines with wrapped tails joined to their heads."""
+    hard = _hard_width(lines)
+    out: List[str] = []
+    segment = 0                            # length of the last physical line joined into out[-1]
+    for index, line in enumerate(lines):
+        joined = None
+        if out and hard and segment == hard and line.strip():
+            joined = out[-1] + line        # cut at a fixed width, wherever it fell
+        elif out and line[:1] not in ("", " ", "\t"):
+            joined = _join(out, line)
+            if joined is None and _log_tail(out[-1], lines, index):
+                joined = out[-1].rstrip() + " " + line
+        if joined is None:
+            out.append(line)
+        else:
+            out[-1] = joined
+        segment = len(line)
+    return out
+
+
+def _hard_width(lines: List[str]) -> int:
+    """The width a paste was cut at (`fold -w 80`, a web archive's fixed columns): several
+    lines exactly as long as the longest one, each followed by more text. 0 when not cut."""
+    width = max((len(line) for line in lines), default=0)
+    if not 60 <= width <= MAX_HARD_WRAPPED:
+        return 0
+    full = [len(following) for line, following in zip(lines, lines[1:]) if len(line) == width and following.strip()]
+    tails = sum(1 for length in full if length < width)
+    # A fixed-width table (mpstat, ps) has many full lines too, but each followed by another full one.
+    return width if tails >= 3 and tails > len(full) - tails else 0
+
+
+def _log_tail(head: str, lines: List[str], index: int) -> bool:
+    """Every line of a syslog carries `Mon dd hh:mm:ss host kernel:`: one without it, between
+    two that have it (a few tails may follow each other), is the tail of the line above."""
+    if not _SYSLOG.match(head) or _SYSLOG.match(lines[index]) or len(head) > MAX_JOINED:
+        return False
+    for following in lines[index + 1:index + 4]:
+        if not following.strip():
+            return False
+        if _SYSLOG.match(following):
+            return True
+    return False
+
+
+MAX_JOINED = 2000          # tool lines are shorter; longer ones are not worth a regex pass
+MAX_HARD_WRAPPED = 400
+
+
+def _join(out: List[str], tail: str) -> Optional[str]:
+    head = out[-1]
+    stripped = head.rstrip()
+    if len(head) > MAX_JOINED or len(tail) > MAX_JOINED:
+        return None
+    if _HEAD_PCT.search(stripped) and _TAIL_NAME.match(tail):
+        return stripped + tail
+    if _HEAD_PCT_DASHES.search(stripped) and _NAME_START.match(tail):
+        return stripped + tail
+    if _TAIL_BRANCH.match(tail) and _RAILS.match(head):
+        return _place_branch(out, tail)
+    if tail.strip() == "|" and _RAILS.match(head) and head[:1] in (" ", "\t") and "|" in head:
+        return head + tail.strip()
+    if _ADDRESS_HEAD.search(stripped) and _FRAME_TAIL.match(tail):
+        return stripped + " " + tail
+    if _OFFSET_CUT.search(stripped) and _OFFSET_TAIL.match(tail) and not _FRAME_END.search(stripped) \
+            and _COMPLETE_FRAME.fullmatch(stripped.rsplit(None, 1)[-1] + tail.rstrip()):
+        return stripped + tail
+    if _MODULE_TAIL.match(tail) and _FRAME_END.search(stripped):
+        return stripped + " " + tail
+    if _CPU_LINE.search(stripped) and _RELEASE_TAIL.match(tail):
+        return stripped + " " + tail
+    if stripped.endswith("]") and _MARK_END.search(stripped) and _WORD_TAIL.match(tail.rstrip()):
+        return stripped + " " + tail
+    if _MARK_TAIL.match(tail) and _ENTRY_HEAD.match(stripped) and "[" not in stripped[-4:]:
+        return head + tail if head.endswith(" ") else stripped + " " + tail
+    if _HEADER_HEAD.match(stripped) and _HEADER_TAIL.match(tail):
+        return head + tail if head.endswith(" ") else stripped + " " + tail
+    return None
+
+
+def _place_branch(out: List[str], tail: str) -> str:
+    """A branch cut after its rails: its rail is the last `|` of the separator line above."""
+    head = out[-1].rstrip()
+    separator = out[-2].rstrip() if len(out) >= 2 else ""
+    rail = separator.rfind("|") if _RAILS.match(separator) else -1
+    if rail < len(head):
+        return head + " " + tail
+    return head.ljust(rail + 1) + tail
