@@ -21,6 +21,7 @@ TOP_FINDING = {
     "html-pre-soft-lockup-node-reclaim.txt": "zone-reclaim",
     "hand-sysrq-l-clocksource-hpet-6x.txt": "slow-clocksource",
     "hand-perf-top-rhel7-thp-compaction.txt": "thp-compaction",     # flat, corroborated by pasted THP lines
+    "hand-perf2632-top-futex.txt": "futex-contention",              # 2.6.32 perf top columns
     "real-perf61-report-callee-futex.txt": "futex-contention",
     "real-perf61-report-caller-futex.txt": "futex-contention",
     "real-perf61-report-children-futex.txt": "futex-contention",
