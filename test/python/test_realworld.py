@@ -71,8 +71,9 @@ def playbooks():
 
 
 def flat(*entries):
-    """perf top / perf report -g none: (comm, symbol, percent) one-frame entries."""
-    profile = Profile(source_format="perf-report-flat", ancestry=False)
+    """perf top / perf report -g none: (comm, symbol, percent) one-frame entries, as the reader
+    gives them (percentages of all samples: entries not listed still happened)."""
+    profile = Profile(source_format="perf-report-flat", ancestry=False, percent_of=100.0)
     for comm, symbol, weight in entries:
         profile.add([Frame(symbol, "kernel")], weight, comm=comm)
     return profile
