@@ -138,6 +138,13 @@ def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script t
 
 
 def load(path_text: str) -> Input:
+    """The input at `path_text` (bundle, perf script, folded stacks or a pasted ticket)."""
+    inp = _load_any(path_text)
+    inp.profile.note_timer_event()
+    return inp
+
+
+def _load_any(path_text: str) -> Input:
     path = Path(path_text)
     if path.is_dir():
         check_bundle_directory(path)

@@ -157,6 +157,9 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         for frames, weight, comm, cpu, context in block.stacks:
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
     profile.percent_of = _percent_of(chosen, scale)
+    for block in chosen.blocks:
+        if block.event:
+            profile.events[block.event] += block.samples or 1
     if chosen.not_cpu:
         profile.not_cpu = chosen.not_cpu
         notes.append(f"not a CPU profile, not diagnosed: {chosen.not_cpu}")

@@ -62,7 +62,9 @@ COLUMN_GAP = re.compile(r"\s{2,}")
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
-BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b")
+BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b"
+                    r"(?:\s+of\s+event\s+'(?P<event>[^']+)'|\s+(?P<old_event>[\w:-]+)\s*$)?")
+TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
 OLD_TOP_COLUMNS = re.compile(r"^\s*samples\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
@@ -173,7 +175,7 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
         block = flat_block(entries, start, scan.index, "perf-report-flat")
     else:
         block = graph_block(entries, start, scan.index, scan.perftop)
-    block.samples, block.header, block.unit = scan.samples, scan.header, "percent"
+    block.samples, block.header, block.unit, block.event = scan.samples, scan.header, "percent", scan.event
     return block
 
 
@@ -185,6 +187,7 @@ class _Scan:
         self.screens: List[List[Entry]] = [[]]
         self.perftop = 0
         self.samples: Optional[int] = None
+        self.event: Optional[str] = None          # the sampled event, when a banner names it
         self.header = False
         self.cpu_column = False
         self.old_top: Optional[bool] = None      # 2.6.3x perf top columns seen: whether they name the DSO
@@ -237,6 +240,9 @@ class _Scan:
 
     def _banner(self, line: str) -> None:
         banner = BANNER.match(line)
+        named = (banner and (banner["event"] or banner["old_event"])) or \
+            (PERFTOP.match(line) and TOP_EVENT.search(line) and TOP_EVENT.search(line)["event"])
+        self.event = named or self.event
         if banner:
             self.samples = int(banner["n"]) * {"": 1, "K": 1000, "M": 10 ** 6, "G": 10 ** 9}[banner["unit"]]
 
