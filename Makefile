@@ -106,6 +106,9 @@ deb:
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts build dist lib/flamediag.egg-info
 
-# real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals
+# real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
+# then the totals of the held-out set (reported, never tuned to)
 accuracy: venv
 	@$(VPY) test/accuracy; $(VPY) test/accuracy --evidence | tail -n 1 | sed 's/^/with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-heldout | tail -n 1 | sed 's/^/held-out set: /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-heldout | tail -n 1 | sed 's/^/held-out set with evidence: /'

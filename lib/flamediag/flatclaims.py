@@ -51,7 +51,6 @@ from .profile import Profile, is_idle
 
 
 SOFTIRQ_THREAD = re.compile(r"^ksoftirqd/\d+$")
-PERCENT_FORMATS = ("perf-report-flat", "perf-top")     # flat listings whose weights are % of all samples
 
 
 @dataclass(frozen=True)
@@ -125,18 +124,16 @@ def unlisted_busy(profile: Profile) -> float:
     counts as busy; only listed idle entries are known to be idle). Without this a top-5 excerpt
     summing to 30 % would make each listed entry look three times its size. Scoring still considers
     a playbook whose frames are a noticeable part of the listed entries (min_share on those).
-    The whole is `Profile.percent_of` when the reader knows it (a call-graph listing, a pasted sample
-    count), else 100 for unscaled flat perf report / perf top percentages.
+    The whole is `Profile.percent_of`, set by the reader when the paste says what its percentages
+    are of (perf report / perf top: 100 %, or the pasted sample count); unknown: nothing is unlisted.
 
     >>> from flamediag.profile import Frame
-    >>> prof = Profile(source_format="perf-top", ancestry=False)
+    >>> prof = Profile(source_format="perf-top", ancestry=False, percent_of=100.0)
     >>> prof.add([Frame("_raw_spin_lock", "kernel")], 12.0); prof.add([Frame("intel_idle", "kernel")], 8.0)
     >>> unlisted_busy(prof)
     80.0
     """
     whole = profile.percent_of
-    if whole is None and not profile.ancestry and any(f in PERCENT_FORMATS for f in profile.source_format.split(",")):
-        whole = 100.0 if profile.total() <= 100.5 else None     # unscaled flat percentages
     return max(0.0, whole - profile.total()) if whole else 0.0
 
 

@@ -149,6 +149,12 @@ def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script t
 def load(path_text: str, stacks: bool = True) -> Input:
     """The input at `path_text`, detected by content. `stacks=False` (flamediag facts) reads only
     the metrics: no stacks are parsed, and a paste without stacks is fine."""
+    inp = _load_any(path_text, stacks)
+    inp.profile.note_timer_event()
+    return inp
+
+
+def _load_any(path_text: str, stacks: bool) -> Input:
     path = Path(path_text)
     if path.is_dir():
         check_bundle_directory(path)

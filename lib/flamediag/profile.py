@@ -39,6 +39,7 @@ samples: a record holds at most one entry per second.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
@@ -65,8 +66,10 @@ IDLE_LEAVES = frozenset(
 # through an I/O-port read (the FFH path ends in acpi_processor_ffh_cstate_enter / mwait, HLT in
 # safe_halt) and then, before 6.1, a "dummy wait" inl() of the ACPI PM timer; a cycle-counting
 # event only samples it while it executes those slow port reads. Time there is the C-state policy's
-# cost (cpu-power-saving), never idle.
+# cost (cpu-power-saving), not idle -- unless the event samples on a timer (cpu-clock, task-clock):
+# that samples a halted CPU too, where it halted, so there the same leaf is plain idle time.
 IDLE_ENTRY_COST = frozenset({"acpi_idle_do_entry"})
+TIMER_EVENT = re.compile(r"^(?:cpu|task)-clock\b")
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
 
 
@@ -88,6 +91,7 @@ class StackRecord:
     context: str = "task"  # task|softirq|hardirq|nmi: the innermost non-task context in the stack
     pid: Optional[int] = None
     seconds: Dict[int, float] = field(default_factory=dict)   # second index -> weight (see module doc)
+    timer_sampled: bool = False   # sampled by a timer event: a halted CPU is sampled too (is_idle)
 
     def names(self) -> Tuple[str, ...]:
         return tuple(f.name for f in self.frames)
@@ -105,7 +109,7 @@ def is_idle(record: StackRecord) -> bool:
         return False
     leaf = record.frames[-1].name.split(".", 1)[0]
     if leaf in IDLE_ENTRY_COST:
-        return False
+        return record.timer_sampled
     if leaf in IDLE_LEAVES:
         return True
     if len(record.frames) == 1:
@@ -201,6 +205,13 @@ class Profile:
 
     def busy(self) -> float:
         return sum(r.weight for r in self.records.values() if not is_idle(r))
+
+    def note_timer_event(self) -> None:
+        """When every sample came from a timer event (`cpu-clock`, `task-clock`), mark the records:
+        such an event samples a halted CPU where it halted (see IDLE_ENTRY_COST)."""
+        if self.events and all(TIMER_EVENT.match(event) for event in self.events):
+            for record in self.records.values():
+                record.timer_sampled = True
 
     def cpus(self) -> List[int]:
         return sorted({r.cpu for r in self.records.values() if r.cpu is not None})

@@ -111,3 +111,17 @@ def table(rows: Sequence[Row]) -> str:
     unread = sum(bool(r.error) for r in rows)
     lines.append(f"right: {right}/{len(rows)}; false alarms: {alarms}; not read (exit 65): {unread}")
     return "\n".join(lines) + "\n"
+
+
+def markdown_table(ticket: Sequence[Row], evidence: Sequence[Row]) -> str:
+    """The doc's table: one row per case, the ticket part alone and with its evidence."""
+    lines = ["| case | format read | expected (first = primary) | top finding (ticket) | confidence | share | with evidence |",
+             "|---|---|---|---|---|---|---|"]
+    for alone, more in zip(ticket, evidence):
+        share = f"{alone.share * 100:.0f} %" if alone.share is not None else "-"
+        got = alone.got + ("" if alone.right else " (wrong)") + (" (not read)" if alone.error else "")
+        lines.append(f"| {alone.case.prefix} | {alone.fmt} | {', '.join(alone.case.accepted)} | {got} | "
+                     f"{alone.confidence} | {share} | {'right' if more.right else 'wrong'} ({more.got}) |")
+    for label, rows in (("ticket", ticket), ("with evidence", evidence)):
+        lines.append(f"\n{label}: {table(rows).splitlines()[-1]}")
+    return "\n".join(lines) + "\n"

@@ -62,15 +62,17 @@ def test_bundle_directory_gives_the_finding_and_three_valid_outputs(tmp_path):
 
 
 def test_svg_highlights_the_finding_frames_in_their_own_colour(tmp_path):
-    """zone-reclaim's playbook colour (#e03131) is the user red: the SVG gives it a far one."""
+    """zone-reclaim's frames are drawn in the playbook's own colour, far from the kernel and user palettes."""
+    from flamediag import playbooks
     from flamediag.flamegraph import Highlight, assign_highlight_colors
 
+    book = next(b for b in playbooks.load_all() if b.id == "zone-reclaim")
     _, out = diagnose(tmp_path, ZONE)
     svg = (out / "flamegraph.svg").read_text()
     root = ET.fromstring(svg)
     ns = {"s": "http://www.w3.org/2000/svg"}
-    colour = assign_highlight_colors([Highlight("zone-reclaim", frozenset(), "#e03131")])[0].color
-    assert colour != "rgb(224,49,49)"
+    colour = assign_highlight_colors([Highlight("zone-reclaim", frozenset(), book.color)])[0].color
+    assert colour == "rgb({},{},{})".format(*(int(book.color[i:i + 2], 16) for i in (1, 3, 5)))
     coloured = {g.find("s:title", ns).text.split(" (")[0] for g in root.iter("{http://www.w3.org/2000/svg}g")
                 if g.find("s:rect", ns) is not None and g.find("s:rect", ns).get("fill") == colour
                 and "hl" in g.get("class").split()}

@@ -2,6 +2,7 @@
 legend, minwidth elision on 100 000 stacks with the size on stderr."""
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -110,6 +111,13 @@ def test_every_highlight_colour_is_far_from_the_kernel_user_jit_and_context_pale
     for color in HIGHLIGHT_COLORS:
         assert palette_distance(parse_color(color)) >= MIN_DISTANCE, color
     books = playbook_loader.load_all()
+    for book in books:      # a playbook's own colour is drawn as written, so it must stand out already
+        if book.color:
+            assert palette_distance(parse_color(book.color)) >= MIN_DISTANCE, (book.id, book.color)
+    declared = [book for book in books if book.color]
+    for index, book in enumerate(declared):
+        for other in declared[index + 1:]:
+            assert math.dist(parse_color(book.color), parse_color(other.color)) >= MIN_DISTANCE, (book.id, other.id)
     together = assign_highlight_colors([Highlight(b.id, frozenset(), b.color) for b in books])
     alone = [assign_highlight_colors([Highlight(b.id, frozenset(), b.color)])[0] for b in books]
     for highlight in together + alone:

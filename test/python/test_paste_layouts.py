@@ -165,6 +165,46 @@ def test_old_events_banner_gives_the_sample_count():
     assert any("48000 samples" in note for note in result.notes)
 
 
+def test_old_perf_top_columns_samples_pcnt_function_dso():
+    result = paste("hand-perf2632-top-futex.txt")           # perf top of 2.6.31-2.6.35
+    assert result.formats == ["perf-top"] and result.profile.ancestry is False
+    weights = {(r.names()[-1], r.frames[-1].kind): r.weight for r in result.profile}
+    assert weights[("_spin_lock", "kernel")] == pytest.approx(48.9)      # the pcnt column, not samples
+    assert weights[("__lll_lock_wait", "user")] == pytest.approx(3.2)     # a library path: user space
+    assert weights[("std::_Rb_tree_increment(std::_Rb_tree_node_base*)", "user")] == pytest.approx(1.9)   # a symbol with spaces
+
+
+def test_old_perf_top_without_dso_column_is_kernel_only():
+    text = ("             samples    pcnt         RIP          kernel function\n"
+            "  ______     _______   _____   ________________   _______________\n\n"
+            "             1286.00 - 11.1% - ffffffff8100c6f6 : native_safe_halt\n"
+            "              386.00 -  3.3% - ffffffff8103e1e1 : _spin_lock\n")
+    result = read_paste(text)
+    assert result.formats == ["perf-top"]
+    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+        {("native_safe_halt", "kernel", 11.1), ("_spin_lock", "kernel", 3.3)}
+
+
+@pytest.mark.parametrize("fixture,whole", [
+    ("hand-perf2632-top-futex.txt", 100.0),                       # percentages of all samples
+    ("real-perf61-report-flat-futex.txt", 2000.0),                # scaled to the pasted sample count
+    ("real-perf61-report-callee-futex.txt", 2000.0),
+    ("hand-perf2632-report-fractal-zone-reclaim.txt", 48000.0),
+    ("real-perf61-report-children-futex.txt", None),
+    ("hand-bcc-profile-folded-futex.txt", None),                  # counts: no whole
+])
+def test_a_listing_says_what_its_percentages_are_of(fixture, whole):
+    assert paste(fixture).profile.percent_of == whole
+
+
+def test_a_graph_fragment_leaves_the_whole_unknown():
+    text = ("         |--60.00%-- futex_wait_setup\n"
+            "         |          do_futex\n"
+            "          --40.00%-- futex_wake\n"
+            "                     do_futex\n")
+    assert read_paste("--- _raw_spin_lock\n" + text).profile.percent_of is None
+
+
 # --- other tools --------------------------------------------------------------------------------
 
 def test_perf_c2c_pareto_weighs_rows_by_the_line_counts():

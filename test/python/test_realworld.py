@@ -21,8 +21,9 @@ import pytest
 from diagnose_helpers import FIXTURES
 from realworld import judge, load_cases
 
-from flamediag.diagnose import load_playbooks
+from flamediag.diagnose import load_playbooks, run_diagnosis
 from flamediag.match import match_all
+from flamediag.paste import read_paste
 from flamediag.profile import Frame, Profile, is_idle
 from flamediag.scoring import score_all
 
@@ -71,8 +72,9 @@ def playbooks():
 
 
 def flat(*entries):
-    """perf top / perf report -g none: (comm, symbol, percent) one-frame entries."""
-    profile = Profile(source_format="perf-report-flat", ancestry=False)
+    """perf top / perf report -g none: (comm, symbol, percent) one-frame entries, as the reader
+    gives them (percentages of all samples: entries not listed still happened)."""
+    profile = Profile(source_format="perf-report-flat", ancestry=False, percent_of=100.0)
     for comm, symbol, weight in entries:
         profile.add([Frame(symbol, "kernel")], weight, comm=comm)
     return profile
@@ -144,6 +146,42 @@ def test_acpi_io_port_c_state_entry_is_not_idle():
     assert top(profile)[0] == "cpu-power-saving"
     # the polling idle state chosen by a latency constraint stays idle (case 154: label none)
     assert top(flat(("swapper", "poll_idle", 98.6), ("swapper", "cpuidle_enter_state", 0.1))) == (None, None)
+
+
+@pytest.mark.parametrize("banner,named", [
+    ("", "cpu-power-saving"),                                     # event unknown: as case 133 (IBS)
+    ("# Samples: 40K of event 'cycles'\n", "cpu-power-saving"),   # counts executed cycles only
+    ("# Samples: 40K of event 'cpu-clock'\n", None),              # a timer samples halted CPUs too
+    ("# Samples: 40K of event 'cpu-clock:ppp'\n", None),
+    ("# Events: 40K task-clock\n", None),
+])
+def test_acpi_c_state_entry_sampled_by_a_timer_is_idle(banner, named):
+    """acpi_idle_do_entry's own time is C-state entry cost only for an event that counts executed
+    cycles; cpu-clock samples a halted CPU where it halted, so an idle AMD host recorded with it
+    shows its idle time there (the limit case 133's rule had)."""
+    text = banner + ("# Overhead  Command  Shared Object      Symbol\n"
+                     "    74.76%  swapper  [kernel.kallsyms]  [k] acpi_idle_do_entry\n"
+                     "     0.71%  tbench   [kernel.kallsyms]  [k] update_sd_lb_stats.constprop.0\n")
+    profile = read_paste(text).profile
+    profile.note_timer_event()
+    assert top(profile)[0] == named
+
+
+@pytest.mark.parametrize("event,named", [("cycles:ppp", "cpu-power-saving"), ("cpu-clock:ppp", None)])
+def test_recorded_event_decides_whether_acpi_c_state_entry_is_idle(event, named, tmp_path):
+    """The same rule for perf script / bundles: the event of every sample is in the input."""
+    idle = ("\tffffffff81a0b2c5 acpi_idle_do_entry+0x25 ([kernel.kallsyms])\n"
+            "\tffffffff81a0b3f0 acpi_idle_enter+0x80 ([kernel.kallsyms])\n"
+            "\tffffffff81b0c3d1 cpuidle_enter_state+0x81 ([kernel.kallsyms])\n"
+            "\tffffffff810d5c2e do_idle+0x1fe ([kernel.kallsyms])\n")
+    work = "\t00005555555551a9 compute+0x19 (/usr/bin/app)\n"
+    text = "".join(f"swapper     0 [00{n % 4}] {100 + n / 100:.6f}:   10101010 {event}: \n{idle}\n" for n in range(60))
+    text += "".join(f"app      4242 [00{n % 4}] {100 + n / 100:.6f}:   10101010 {event}: \n{work}\n" for n in range(40))
+    script = tmp_path / "idle-amd.perf-script.txt"
+    script.write_text(text)
+    diagnosis = run_diagnosis(str(script), loaded=list(playbooks()))
+    confident = [f.playbook.id for f in diagnosis.findings if f.confidence in ("medium", "high")]
+    assert (confident[0] if confident else None) == named
 
 
 def test_generic_rwsem_spin_lock_under_faults_is_mmap_lock():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from .. import errors
 from ..errors import UserError
@@ -162,6 +162,10 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         factor = scale if block.unit == "percent" else 1.0
         for frames, weight, comm, cpu, context in block.stacks:
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+    profile.percent_of = _percent_of(chosen, scale)
+    for block in chosen.blocks:
+        if block.event:
+            profile.events[block.event] += block.samples or 1
     if chosen.not_cpu:
         profile.not_cpu = chosen.not_cpu
         notes.append(f"not a CPU profile, not diagnosed: {chosen.not_cpu}")
@@ -172,6 +176,15 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
     profile.skipped_lines = skipped
     profile.data_quality.extend(notes)
     return PasteResult(profile, sections, formats, skipped, notes)
+
+
+def _percent_of(chosen: profiles.PasteProfile, scale: float) -> Optional[float]:
+    """The weight that stands for every sample, when each block of the profile says it (a perf
+    report / perf top listing: 100 %, scaled to the pasted sample count like the weights)."""
+    wholes = {b.whole for b in chosen.blocks}
+    if len(wholes) != 1 or None in wholes or any(b.unit != "percent" for b in chosen.blocks):
+        return None
+    return wholes.pop() * scale
 
 
 def _weight_notes(chosen: profiles.PasteProfile) -> List[str]:

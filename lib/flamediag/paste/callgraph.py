@@ -175,6 +175,7 @@ def _fill_fragment(entry: Entry) -> None:
 
 
 def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) -> Block:
+    fragments = any(not e.mark and e.pct == 0.0 for e in entries)
     for entry in entries:
         _fill_fragment(entry)
     children_mode = any(e.self_pct is not None for e in entries)
@@ -190,6 +191,9 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
     used = [e for e in entries if (e.self_pct if callers_of_children else e.pct)]
     block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end)
+    # Overhead percentages are of all samples; a fragment's share and --children's self chains
+    # (callee trees shown, not counted) leave the whole unknown.
+    block.whole = None if children_mode or fragments else 100.0
     folded = 0
     for entry in used:
         own = entry.self_pct if callers_of_children else entry.pct
@@ -230,7 +234,7 @@ def _frames(entry: Entry, names: List[str], orientation: str) -> Tuple[Frame, ..
 
 
 def flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: int = 0) -> Block:
-    block = Block(fmt, start, end, flat=True)
+    block = Block(fmt, start, end, flat=True, whole=100.0)     # percentages of all samples
     for entry in entries:
         share = entry.self_pct if entry.self_pct is not None else entry.pct
         if share and entry.sym:

@@ -43,6 +43,9 @@ class Block:
     header: bool = False          # the block starts with its tool's own header: a profile of its own
     not_cpu: Optional[str] = None # why the weights are not CPU time (off-CPU data, call durations)
     samples: Optional[int] = None # the sample count a percentage profile printed (`# Samples: 2K`)
+    event: Optional[str] = None   # the sampled event a banner names (`of event 'cpu-clock'`)
+    whole: Optional[float] = None # the weight that stands for every sample (100 for percentages of all
+                                  # samples); None when the listing does not say (--children, fragments)
 
 
 @dataclass

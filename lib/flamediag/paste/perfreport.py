@@ -11,6 +11,15 @@ decimals, or a TUI fold marker (`-`/`+`):
       31,98%  000  kpktgend_0     [kernel]                  [k] xas_find
        100.00%  (ffffffff810cf070)          (no symbol column: only read with a graph below)
 
+The perf top of 2.6.31-2.6.35 (before the `--stdio` rewrite) prints a sample count before the
+percentage, and the symbol's DSO after it (2.6.31: the RIP before a kernel-only symbol):
+
+                 samples  pcnt function                      DSO
+                 _______ _____ _____________________________ __________________
+                61421.00 42.3% _spin_lock_irqsave            [kernel.kallsyms]
+                 3950.00  2.7% SpinPause                     /usr/java/jdk1.6.0_31/jre/lib/amd64/server/libjvm.so
+                 1286.00 - 11.1% - ffffffff8100c6f6 : native_safe_halt
+
 Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
 (a `CPU` column gives stacks their CPU), banners `# Samples: 2K of event`, `Samples: 621K of
 event 'cycles', ... lost: 0/0 drop: 0/0`, old `# Events: 1K cycles`, `PerfTop: ... irqs/sec`.
@@ -53,9 +62,16 @@ COLUMN_GAP = re.compile(r"\s{2,}")
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
-BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b")
+BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b"
+                    r"(?:\s+of\s+event\s+'(?P<event>[^']+)'|\s+(?P<old_event>[\w:-]+)\s*$)?")
+TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
+OLD_TOP_COLUMNS = re.compile(r"^\s*samples\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
+OLD_TOP_RULE = re.compile(r"^\s*_+(?:\s+_+)+\s*$")
+OLD_TOP_ROW = re.compile(rf"^\s*\d+(?:\.\d+)?\s+(?:-\s+)?(?P<pct>{PCT})%\s+(?:-\s+)?(?:[0-9a-f]{{8,16}}\s+:\s+)?"
+                         r"(?P<rest>\S.*?)\s*$")
+USER_BRACKETS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[unknown]")
 BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
 ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
 TUI = re.compile(rf"^(\s*)([-+])\s+(?:({PCT})%\s+)?(\S.*)$")
@@ -92,6 +108,7 @@ def is_entry(line: str) -> bool:
 def starts_report(line: str) -> bool:
     """The cheap trigger: an entry, a header or banner, or a call-graph branch."""
     return bool(is_entry(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
+                or OLD_TOP_COLUMNS.match(line)
                 or line.startswith(("# To display the perf.data header", "# Total Lost Samples"))
                 or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None))
 
@@ -109,6 +126,22 @@ def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
     cpu = int(head["num"]) if cpu_column and head["num"] else None
     comm = " ".join(mid[:-1])
     return Entry(p1, number(p2) if p2 is not None else None, comm, dso, mark, clean_name(symbol), cpu)
+
+
+def parse_old_top_row(line: str, dso_column: bool) -> Optional[Entry]:
+    """A row of the 2.6.3x perf top (see the module docstring): the symbol may hold spaces (C++),
+    the DSO is the last column when the header has one (else every symbol is the kernel's)."""
+    row = OLD_TOP_ROW.match(line)
+    if not row:
+        return None
+    symbol, dso = row["rest"], "[kernel]"
+    if dso_column:
+        parts = row["rest"].rsplit(None, 1)
+        if len(parts) != 2:
+            return None
+        symbol, dso = parts
+    kernel = dso.startswith("[") and dso not in USER_BRACKETS
+    return Entry(number(row["pct"]), None, "", dso, "k" if kernel else ".", clean_name(symbol))
 
 
 def _loose_entry(lines: Sequence[str], index: int) -> Optional[Entry]:
@@ -136,13 +169,13 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     entries = scan.entries()
     if not entries:
         return Miss(max(scan.index, start + 1))
-    if scan.perftop and not any(e.has_graph() for e in entries):
-        block = flat_block(entries, start, scan.index, "perf-top", scan.perftop)
+    if (scan.perftop or scan.old_top is not None) and not any(e.has_graph() for e in entries):
+        block = flat_block(entries, start, scan.index, "perf-top", max(1, scan.perftop))
     elif not any(e.has_graph() for e in entries):
         block = flat_block(entries, start, scan.index, "perf-report-flat")
     else:
         block = graph_block(entries, start, scan.index, scan.perftop)
-    block.samples, block.header, block.unit = scan.samples, scan.header, "percent"
+    block.samples, block.header, block.unit, block.event = scan.samples, scan.header, "percent", scan.event
     return block
 
 
@@ -154,8 +187,10 @@ class _Scan:
         self.screens: List[List[Entry]] = [[]]
         self.perftop = 0
         self.samples: Optional[int] = None
+        self.event: Optional[str] = None          # the sampled event, when a banner names it
         self.header = False
         self.cpu_column = False
+        self.old_top: Optional[bool] = None      # 2.6.3x perf top columns seen: whether they name the DSO
         self.chains: List[Chain] = []
 
     def entries(self) -> List[Entry]:
@@ -190,7 +225,11 @@ class _Scan:
             self.cpu_column = bool(re.search(r"\sCPU\s", line + " "))
             self.header = True
             return True
-        if HEADER.match(line):
+        old_columns = OLD_TOP_COLUMNS.match(line)
+        if old_columns:
+            self.old_top, self.header = bool(old_columns["dso"]), True
+            return True
+        if HEADER.match(line) or (self.old_top is not None and OLD_TOP_RULE.match(line)):
             return True
         if not line.strip():
             self.chains = []
@@ -201,10 +240,18 @@ class _Scan:
 
     def _banner(self, line: str) -> None:
         banner = BANNER.match(line)
+        named = (banner and (banner["event"] or banner["old_event"])) or \
+            (PERFTOP.match(line) and TOP_EVENT.search(line) and TOP_EVENT.search(line)["event"])
+        self.event = named or self.event
         if banner:
             self.samples = int(banner["n"]) * {"": 1, "K": 1000, "M": 10 ** 6, "G": 10 ** 9}[banner["unit"]]
 
     def _content(self, line: str) -> bool:
+        if self.old_top is not None:
+            entry = parse_old_top_row(line, self.old_top)
+            if entry is not None:
+                self.screens[-1].append(entry)
+            return entry is not None
         entry = parse_entry(line, self.cpu_column)
         if entry is None and self.chains and _graph_line(line, self.chains):
             return True

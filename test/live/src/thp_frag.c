@@ -12,7 +12,8 @@
  *    enters direct compaction (defrag=always) before falling back to small pages.
  *    pause_us (default 0) sleeps between 32 MiB rounds to leave CPU to compaction.
  * Environment: THP_FRAG_MLOCK=1 mlock()s the kept arena; THP_FRAG_TAKE_MIB=N first
- * holds up to N MiB of huge pages (to use up the free 2 MiB blocks).
+ * holds up to N MiB of huge pages (to use up the free 2 MiB blocks), never taking free
+ * memory below TAKE_FLOOR_MIB.
  * Prints "ready" on stdout once the faulting phase starts.
  */
 #define _GNU_SOURCE
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #define HUGE (2UL << 20)
+#define TAKE_FLOOR_MIB 384	/* free memory the taker never goes below (plus one 128 MiB step) */
 
 static long page;
 
@@ -79,10 +81,28 @@ static void touch(char *p, size_t len)
 		p[off] = 1;
 }
 
-/* Hold huge pages until no free 2 MiB block is left (bounded by max_mib). */
-static void take_free_blocks(long max_mib)
+static long mem_free_mib(void)
 {
-	for (long taken = 0; taken < max_mib / 2 && free_huge_blocks() > 0; taken += 64)
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib < 0 ? 0 : kib >> 10;
+}
+
+/* Hold huge pages until no free 2 MiB block is left (bounded by max_mib), and never below
+ * floor_mib of free memory: while other jobs free memory, new blocks keep appearing, THP
+ * faults that fall back to small pages eat the holes, and taking on until no block is left
+ * drove free memory to zero and the OOM killer picked this process. */
+static void take_free_blocks(long max_mib, long floor_mib)
+{
+	for (long taken = 0; taken < max_mib / 2 && free_huge_blocks() > 0 &&
+	     mem_free_mib() > floor_mib + 128; taken += 64)
 		touch(map_region(64 * HUGE, MADV_HUGEPAGE), 64 * HUGE);
 }
 
@@ -100,7 +120,7 @@ int main(int argc, char **argv)
 	}
 	fragment((size_t)frag_mib << 20);
 	if (getenv("THP_FRAG_TAKE_MIB"))
-		take_free_blocks(atol(getenv("THP_FRAG_TAKE_MIB")));
+		take_free_blocks(atol(getenv("THP_FRAG_TAKE_MIB")), TAKE_FLOOR_MIB);
 	printf("ready\n");
 	fflush(stdout);
 	end = time(NULL) + seconds;
