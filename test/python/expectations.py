@@ -12,6 +12,8 @@ signature fixtures, samples, pasted tickets).
     report_mentions: [text] report.md says each text
     not_cpu: true           off-CPU time or call durations: read, never diagnosed as CPU time (no
                             findings, hotspots or ruled-out rows; the headline says why)
+    same_as: <file>         (pastes) the first finding and its confidence equal those of this
+                            plain source beside it: a quoted, wrapped or re-rendered copy reads alike
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import List
 
 CONFIDENT = ("medium", "high")
 RANK = {"low": 0, "medium": 1, "high": 2}
-KEYS = {"top", "first", "confidence", "max_confidence", "not", "also", "order", "report_mentions", "not_cpu"}
+KEYS = {"top", "first", "confidence", "max_confidence", "not", "also", "order", "report_mentions", "not_cpu", "same_as"}
 
 
 def confident(doc: dict) -> List[dict]:

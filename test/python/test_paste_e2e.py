@@ -17,6 +17,7 @@ FLAMEDIAG = ROOT / "bin" / "flamediag"
 
 
 def diagnose(name: str, tmp_path: Path):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "dx"
     proc = subprocess.run([str(FLAMEDIAG), "diagnose", str(FIXTURES / name), "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
@@ -34,8 +35,14 @@ def test_paste_gives_its_expectation(paste, tmp_path):
     proc, out = diagnose(paste.name, tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "findings.json").read_text())
-    problems = unmet(doc, cases.case_expectation(paste), (out / "report.md").read_text())
+    expect = cases.case_expectation(paste)
+    problems = unmet(doc, expect, (out / "report.md").read_text())
     assert not problems, f"{paste.name}: {'; '.join(problems)} ({describe(doc)})"
+    if "same_as" in expect:
+        source_proc, source_out = diagnose(expect["same_as"], tmp_path / "plain")
+        assert source_proc.returncode == 0, source_proc.stderr
+        first = [(f["id"], f["confidence"]) for f in findings(out)][:1]
+        assert first == [(f["id"], f["confidence"]) for f in findings(source_out)][:1], expect["same_as"]
 
 
 def test_flat_paste_without_corroboration_is_at_most_medium(tmp_path):
