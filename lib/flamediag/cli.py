@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 from typing import Callable, Sequence
 
-from . import exitcodes
-
-
-class UserError(Exception):
-    """An error the user can fix; printed as one line, never as a traceback."""
-
-    def __init__(self, message: str, code: int = exitcodes.DATAERR):
-        super().__init__(message)
-        self.code = code
+from . import errors
+from .errors import UserError  # noqa: F401 - re-exported: `from flamediag.cli import UserError` keeps working
+from .text import escape_controls, escape_in_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         sys.stderr.write(self.epilog_hint())
-        sys.exit(exitcodes.USAGE)
+        sys.exit(errors.USAGE)
 
     def epilog_hint(self) -> str:
         return f"Try '{self.prog} --help' for examples.\n"
@@ -49,19 +42,7 @@ def make_parser(sub: str, description: str, examples: str) -> argparse.ArgumentP
 
 def safe_for_terminal(text: str) -> str:
     """Show control characters (ESC, BEL, bidi overrides...) escaped, never raw."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in "\n\t":
-            out.append(ch)
-        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+    return escape_controls(text)
 
 
 def json_for_terminal(text: str) -> str:
@@ -72,7 +53,7 @@ def json_for_terminal(text: str) -> str:
     >>> json_for_terminal('{"a": "x\u202ey\x9b"}')
     '{"a": "x\\\\u202ey\\\\u009b"}'
     """
-    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escape_in_json(text)
 
 
 def warn(sub: str, message: str) -> None:
@@ -86,17 +67,17 @@ def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> 
         warn(sub, f"ERROR: {err}")
         return err.code
     except KeyboardInterrupt:
-        return exitcodes.SIGINT
+        return errors.SIGINT
     except BrokenPipeError:
         # Output closed early (`| head`): not an error. Point stdout at devnull so the
         # interpreter's final flush does not raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return exitcodes.OK
+        return errors.OK
 
 
 def install_sigterm_handler() -> None:
     def _on_term(signum, frame):
-        raise SystemExit(exitcodes.SIGTERM)
+        raise SystemExit(errors.SIGTERM)
 
     signal.signal(signal.SIGTERM, _on_term)

@@ -11,8 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from .. import exitcodes
-from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
+from .. import errors
+from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..errors import UserError
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
@@ -55,7 +56,7 @@ def min_share_fraction(args):
     if args.min_share is None:
         return None
     if not 0 <= args.min_share <= 100:
-        raise UserError("--min-share must be a percentage between 0 and 100", exitcodes.USAGE)
+        raise UserError("--min-share must be a percentage between 0 and 100", errors.USAGE)
     return args.min_share / 100
 
 
@@ -68,16 +69,16 @@ def main(argv) -> int:
     try:
         books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
-        raise UserError(f"{err}", exitcodes.DATAERR)
+        raise UserError(f"{err}", errors.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books)
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
     if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", exitcodes.NOPERM)
+        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", errors.NOPERM)
     try:
         paths = write_outputs(diagnosis, out_dir)
     except OSError as err:
         where = err.filename or out_dir
-        code = exitcodes.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else exitcodes.NOPERM
+        code = errors.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else errors.NOPERM
         raise UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
@@ -86,4 +87,4 @@ def main(argv) -> int:
     elif args.format in ("markdown", "text"):
         report = paths["report.md" if args.format == "markdown" else "report.txt"]
         sys.stdout.write(safe_for_terminal(report.read_text(encoding="utf-8")))
-    return exitcodes.OK
+    return errors.OK
