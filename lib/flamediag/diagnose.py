@@ -336,10 +336,13 @@ def render_flamegraph(diagnosis: Diagnosis) -> str:
 
 
 def write_outputs(diagnosis: Diagnosis, out_dir: Path) -> Dict[str, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {name: out_dir / name for name in ("findings.json", "report.md", "report.txt", "flamegraph.svg")}
-    paths["findings.json"].write_text(json.dumps(diagnosis.findings_json(), indent=2) + "\n", encoding="utf-8")
-    paths["report.md"].write_text(render_report(diagnosis), encoding="utf-8")
-    paths["report.txt"].write_text(render_text(diagnosis), encoding="utf-8")
-    paths["flamegraph.svg"].write_text(render_flamegraph(diagnosis), encoding="utf-8")
-    return paths
+    """The four outputs, written as one set by outputs.write_set (findings.json last: it marks a
+    finished set)."""
+    from .outputs import write_set
+
+    return write_set(out_dir, {
+        "report.md": render_report(diagnosis).encode("utf-8"),
+        "report.txt": render_text(diagnosis).encode("utf-8"),
+        "flamegraph.svg": render_flamegraph(diagnosis).encode("utf-8"),
+        "findings.json": (json.dumps(diagnosis.findings_json(), indent=2) + "\n").encode("utf-8"),
+    })

@@ -6,7 +6,6 @@ See doc/diagnose.md.
 """
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from pathlib import Path
@@ -65,21 +64,16 @@ def main(argv) -> int:
     min_share = min_share_fraction(args)
     from ..diagnose import load_playbooks, run_diagnosis, write_outputs
     from ..inputs import display_name
+    from ..outputs import check_target
 
     try:
         books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
         raise UserError(f"{err}", errors.DATAERR)
-    diagnosis = run_diagnosis(args.input, loaded=books)
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", errors.NOPERM)
-    try:
-        paths = write_outputs(diagnosis, out_dir)
-    except OSError as err:
-        where = err.filename or out_dir
-        code = errors.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else errors.NOPERM
-        raise UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
+    check_target(out_dir)
+    diagnosis = run_diagnosis(args.input, loaded=books)
+    paths = write_outputs(diagnosis, out_dir)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":
