@@ -35,7 +35,7 @@ import zlib
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set
 
-from . import collectors
+from . import collectors, errors
 from .errors import UserError
 from .safetar import (O_NOFOLLOW, O_NONBLOCK, BundleRefused, extract, gunzip_bounded, hash_stream, limits,
                       looks_like_tarball, member_limit, read_capped, unsafe_name_reason)
@@ -47,6 +47,18 @@ DEFAULT_PATHS = collectors.default_paths()
 
 # Budgets (env overrides exist for tests and for unusually large captures).
 MAX_MANIFEST_BYTES = 16 * 1024 ** 2
+MAX_MANIFEST_DEPTH = 32     # ours is 3 deep; every reader of the manifest may walk it recursively
+
+
+def _check_depth(value) -> None:
+    """ValueError when JSON `value` nests deeper than MAX_MANIFEST_DEPTH (walked without recursion)."""
+    level = [value]
+    for _ in range(MAX_MANIFEST_DEPTH):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return
+    raise ValueError(f"nested deeper than {MAX_MANIFEST_DEPTH} levels")
 
 
 # -- storage: where member bytes live ------------------------------------------------------
@@ -92,7 +104,12 @@ class _DirStore:
     def open(self, name: str):
         if name not in self._digests:
             raise KeyError(name)
-        fd = os.open(os.path.join(self.root, name), os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        path = os.path.join(self.root, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        except PermissionError:
+            raise UserError(f"{path}: cannot read (permission denied): run as a user who can read every file "
+                            "of the bundle", errors.NOPERM)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise OSError(f"{name!r} is no longer a regular file")
@@ -257,6 +274,7 @@ class Bundle:
             if len(raw) > MAX_MANIFEST_BYTES:
                 raise ValueError(f"larger than {MAX_MANIFEST_BYTES} bytes")
             manifest = json.loads(raw.decode("utf-8", errors="replace"))
+            _check_depth(manifest)
         except (ValueError, RecursionError, OSError) as err:
             self.problems.append(f"manifest.json unparseable ({str(err)[:200]}); capture was probably killed")
             return {}

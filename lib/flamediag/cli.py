@@ -4,7 +4,9 @@ Every Python subcommand builds its parser with `make_parser()` and runs through 
 - `--help` prints the usage block (ending in examples) to stdout, exit 0;
 - a bad flag prints the usage to stderr, exit 2;
 - `UserError` prints one line `flamediag SUB: ERROR: ...` and exits with its code;
-- Ctrl-C exits 130, a broken pipe (`| head`) exits quietly.
+- Ctrl-C exits 130, a broken pipe (`| head`) exits quietly;
+- any other exception is a bug: one line naming the input and the file holding the traceback
+  (for the bug report), exit 70 (EX_SOFTWARE). Commands name their input with `note_input()`.
 """
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import argparse
 import os
 import signal
 import sys
+import tempfile
+import traceback
 from typing import Callable, Sequence
 
 from . import errors
@@ -60,6 +64,31 @@ def warn(sub: str, message: str) -> None:
     sys.stderr.write(safe_for_terminal(f"flamediag {sub}: {message}") + "\n")
 
 
+_current_input: list = []
+
+
+def note_input(path) -> None:
+    """Remember what the command is reading, for the one-line report of an unexpected error."""
+    _current_input[:] = [str(path)]
+
+
+def report_bug(sub: str, argv: Sequence[str]) -> int:
+    """The last line of defence: the traceback goes to a file, the terminal gets one line."""
+    error = sys.exc_info()[1]
+    where = _current_input[0] if _current_input else " ".join(argv) or "(no arguments)"
+    try:
+        fd, crash_file = tempfile.mkstemp(prefix=f"flamediag-{sub}-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(f"flamediag {sub} {' '.join(argv)}\n")
+            traceback.print_exc(file=handle)
+        saved = f"the traceback is in {crash_file}"
+    except OSError as err:
+        saved = f"the traceback could not be saved ({err.strerror})"
+    warn(sub, f"ERROR: {where}: unexpected {type(error).__name__}: {error}: this is a bug in flamediag; "
+              f"please report it with the input if you can share it ({saved})")
+    return errors.SOFTWARE
+
+
 def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:
     try:
         return main(argv)
@@ -74,6 +103,15 @@ def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return errors.OK
+    except ModuleNotFoundError as err:
+        if err.name and "." not in err.name and err.name not in sys.builtin_module_names and not err.name.startswith("flamediag"):
+            warn(sub, f"ERROR: the Python running flamediag ({sys.executable}, {sys.version.split()[0]}) lacks the "
+                      f"module {err.name}: install requirements.txt into it, or set FLAMEDIAG_PYTHON to a Python "
+                      "that has them")
+            return errors.USAGE
+        return report_bug(sub, argv)
+    except Exception:  # noqa: BLE001 - anything else is a bug: one line and a traceback file
+        return report_bug(sub, argv)
 
 
 def install_sigterm_handler() -> None:

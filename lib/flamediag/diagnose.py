@@ -19,6 +19,7 @@ from . import __version__, advice, headline as headlines, inputs, match, offcpu,
 from .bundlewriter import file_sha256
 from .profile import Profile, is_idle
 from .report import Prose
+from .text import from_os
 
 SCHEMA_VERSION = 2
 TOP_HOTSPOTS = 10
@@ -56,7 +57,7 @@ class Diagnosis:
             "tool": {"name": "flamediag", "version": __version__},
             "headline": str(self.headline),
             "label": self.label,
-            "input": self.source,
+            "input": from_os(self.source),
             "input_digest": input_digest(self.source),
             "host": capture.get("host") or "",
             "kernel": capture.get("kernel") or str(self.input.facts.get("kernel.release") or ""),
@@ -137,7 +138,7 @@ def hotspots(profile: Profile, limit: int = TOP_HOTSPOTS) -> List[dict]:
         if record.frames and record.frames[-1].kind == "kernel":
             leaf = names[-1]
             self_weight[leaf] += record.weight
-            if record.weight > best[leaf]:
+            if leaf not in example or record.weight > best[leaf]:
                 best[leaf], example[leaf] = record.weight, names
     return [{"frame": name, "self": round(weight / total_busy, 4),
              "total": round(total_weight[name] / total_busy, 4),

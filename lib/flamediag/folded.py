@@ -26,6 +26,9 @@ _KERNEL_THREAD = re.compile(r"^(swapper|ksoftirqd|kworker|migration|rcu_\w+|kswa
                             r"idle|watchdog|cpuhp|irq|jbd2|kthreadd|init|systemd)(/.*)?$")
 
 
+MAX_COUNT = 1e15     # samples of one stack: a year of 1000 CPUs at 10 kHz is 3e14
+
+
 def parse_line(line: bytes) -> Optional[Tuple[bytes, float]]:
     """`a;b;c 12` -> (b"a;b;c", 12.0); None for lines that are not folded stacks.
 
@@ -88,8 +91,10 @@ def iter_stacks(stream: BinaryIO, problems: Problems) -> Iterator[Tuple[bytes, f
         parsed = parse_line(line)
         if parsed is None:
             problems.add("lines that are not `stack count`", line_no)
-            continue
-        yield parsed
+        elif not 0 < parsed[1] <= MAX_COUNT:
+            problems.add(f"lines whose count is 0 or above {MAX_COUNT:.0e}", line_no)
+        else:
+            yield parsed
 
 
 def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:

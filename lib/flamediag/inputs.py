@@ -23,6 +23,7 @@ from .errors import UserError
 from .magic import is_gzip, is_tar_block
 from .manifest import Capture, interpret
 from .profile import Frame, Profile
+from .text import from_os
 
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30
@@ -94,7 +95,7 @@ def _is_tar(path: Path) -> bool:
 
 
 def display_name(path: Path) -> str:
-    name = path.name or str(path)
+    name = from_os(path.name or str(path))
     for suffix in (".tar.gz", ".tgz", ".gz", ".txt", ".script", ".folded", ".collapsed", ".tar"):
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -180,7 +181,7 @@ def _load_any(path_text: str, stacks: bool) -> Input:
     if kind == "paste":
         return _load_paste(path) if stacks else _load_evidence(path)
     if not stacks:
-        return Input(display_name(path), kind, Profile(), EmptyFacts(), path.name)
+        return Input(display_name(path), kind, Profile(), EmptyFacts(), from_os(path.name))
     return _load_stacks(path, kind)
 
 
@@ -202,7 +203,8 @@ def _read_stream(path: Path, kind: str) -> Profile:
 
 def _require_stacks(profile: Profile, where: str) -> None:
     if not profile.records:
-        raise UserError(f"{where}: no stacks found (is it `perf script` output, folded stacks or a bundle?)")
+        why = f": {' '.join(profile.data_quality)}" if profile.data_quality else ""
+        raise UserError(f"{where}: no stacks found (is it `perf script` output, folded stacks or a bundle?){why}")
 
 
 def _load_stacks(path: Path, kind: str) -> Input:
@@ -210,7 +212,7 @@ def _load_stacks(path: Path, kind: str) -> Input:
     if not profile.records:
         return _load_paste(path)     # an excerpt from a ticket (one sample, no closing blank line)
     _mark_not_cpu(profile, path)
-    return Input(display_name(path), kind, profile, EmptyFacts(), path.name,
+    return Input(display_name(path), kind, profile, EmptyFacts(), from_os(path.name),
                  notes=["no metrics in this input: corroborating checks are not captured"])
 
 
@@ -243,7 +245,7 @@ def _load_paste(path: Path) -> Input:
     formats = getattr(result, "formats", None) or []
     if formats:
         notes.insert(0, "ticket paste read as: " + ", ".join(str(f) for f in formats))
-    return Input(display_name(path), "paste", result.profile, facts, path.name, notes=notes)
+    return Input(display_name(path), "paste", result.profile, facts, from_os(path.name), notes=notes)
 
 
 def _paste_text(path: Path) -> str:
@@ -253,7 +255,7 @@ def _paste_text(path: Path) -> str:
 def _load_evidence(path: Path) -> Input:
     from .paste import read_evidence
 
-    return Input(display_name(path), "paste", Profile(), _paste_facts(read_evidence(_paste_text(path))), path.name)
+    return Input(display_name(path), "paste", Profile(), _paste_facts(read_evidence(_paste_text(path))), from_os(path.name))
 
 
 def _paste_facts(sections: Dict[str, str]):

@@ -118,6 +118,8 @@ def unsafe_name_reason(name: str) -> Optional[str]:
         "'..' component"
         >>> unsafe_name_reason("b/\\x1b[2J")
         'control character in name'
+        >>> unsafe_name_reason("b/x\\udcff")
+        'name is not UTF-8'
     """
     if not name:
         return "empty name"
@@ -125,6 +127,8 @@ def unsafe_name_reason(name: str) -> Optional[str]:
         return f"name longer than {MAX_NAME_CHARS} characters"
     if CONTROL_OR_LAYOUT.search(name):
         return "control character in name"
+    if any("\udc80" <= char <= "\udcff" for char in name):
+        return "name is not UTF-8"
     if name.startswith("/"):
         return "absolute name"
     if "\\" in name:

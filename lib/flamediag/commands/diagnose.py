@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .. import errors
-from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..cli import json_for_terminal, make_parser, note_input, safe_for_terminal
 from ..errors import UserError
 from ..playbooks import PlaybookError
 
@@ -61,6 +61,7 @@ def min_share_fraction(args):
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.input)
     min_share = min_share_fraction(args)
     from ..diagnose import load_playbooks, run_diagnosis, write_outputs
     from ..inputs import display_name
