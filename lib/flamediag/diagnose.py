@@ -97,7 +97,7 @@ def input_digest(source: str) -> Optional[str]:
 
 
 def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
-    return bool(evidence.source) and evidence.source in unverified
+    return evidence.unverified or (bool(evidence.source) and evidence.source in unverified)
 
 
 # -- window, samples, hotspots -------------------------------------------------------------------
@@ -172,6 +172,24 @@ def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence
 
 
 # -- headline ------------------------------------------------------------------------------------
+def unverified_warning(diagnosis: Diagnosis, finding: scoring.Finding) -> list:
+    """Headline words saying that the finding rests on evidence failing SHA256SUMS (or unchecked)."""
+    files = sorted({e.source for e in finding.evidence if _unverified_note(e, diagnosis.input.unverified)})
+    if not files:
+        return []
+    if any(problem.startswith("SHA256SUMS missing") for problem in diagnosis.input.problems):
+        return ["; UNVERIFIED evidence: the bundle has no SHA256SUMS"]
+    shown = files[:3] + ([f"{len(files) - 3} more"] if len(files) > 3 else [])
+    return ["; UNVERIFIED evidence (changed after capture?): ", *_joined_code(shown), " failed SHA256SUMS"]
+
+
+def _joined_code(names: Sequence[str]) -> list:
+    parts: list = []
+    for index, name in enumerate(names):
+        parts += [", " if index else "", Prose.code(name)]
+    return parts
+
+
 def headline(diagnosis: Diagnosis) -> Prose:
     if diagnosis.input.profile.not_cpu:
         return Prose.of(offcpu.headline(diagnosis.input.profile.not_cpu))
@@ -180,7 +198,8 @@ def headline(diagnosis: Diagnosis) -> Prose:
         top = confident[0]
         chosen = diagnosis.chosen_advice(top)["Mitigate"]
         fixes = [b.fix for b in chosen.shown if b.fix] if chosen.mode in ("one", "otherwise") else []
-        return headlines.with_finding(top.to_json(), fixes[0] if fixes else top.playbook.mitigation_summary)
+        sentence = headlines.with_finding(top.to_json(), fixes[0] if fixes else top.playbook.mitigation_summary)
+        return Prose.of(sentence, *unverified_warning(diagnosis, top))
     if diagnosis.restricted:
         return headlines.RESTRICTED
     sentence = headlines.without_finding(diagnosis.cpu, headlines.user_share(diagnosis.samples),
@@ -209,7 +228,8 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     not_cpu = inp.profile.not_cpu        # off-CPU time or call durations: never diagnosed as CPU time
     matches = [] if not_cpu else match.match_all(books, inp.profile)
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
-                                            kernel_symbols_restricted=restricted)
+                                            kernel_symbols_restricted=restricted,
+                                            stacks_unverified=inp.stack_source in inp.unverified)
     if not_cpu:
         ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]
@@ -240,10 +260,8 @@ def _chosen_by(chosen: advice.Chosen) -> Optional[Prose]:
         return Prose.of("For this input: none of the cases applies (", Prose.code(chosen.fact), " = ",
                         Prose.code(scoring._show(chosen.value)), ")", *source)
     if chosen.mode == "all":
-        missing = []
-        for index, name in enumerate(chosen.missing):
-            missing += [", " if index else "", Prose.code(name)]
-        return Prose.of("The input does not say ", *missing, ": every case is shown, pick the one that applies")
+        return Prose.of("The input does not say ", *_joined_code(chosen.missing),
+                        ": every case is shown, pick the one that applies")
     return None
 
 
