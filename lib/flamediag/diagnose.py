@@ -84,6 +84,8 @@ def input_digest(source: str) -> Optional[str]:
     """`sha256:<hex>` of the input file; for a bundle directory, of its sorted `digest  path` lines
     (the SHA256SUMS layout over every regular file). None for anything else (a pipe)."""
     path = Path(source)
+    if inputs.is_stream(source):
+        return None
     try:
         if path.is_file():
             return "sha256:" + file_sha256(path)

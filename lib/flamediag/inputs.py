@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import stat
+import sys
 import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -147,16 +151,91 @@ def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script t
     raise UserError(f"{path}: a directory without a bundle (no manifest.json in it or in one subdirectory): {hint}")
 
 
+OTHER_COMPRESSION = {b"BZh": ("bzip2", "bunzip2"), b"\xfd7zXZ\x00": ("xz", "unxz"),
+                     b"\x28\xb5\x2f\xfd": ("zstd", "unzstd")}
+BINARY_HEAD = 8000       # git's rule: a NUL byte in the first 8000 bytes means binary, not text
+
+
+def refuse_unreadable_kinds(path: Path, head: bytes) -> None:
+    """perf.data, bundles compressed with something else than gzip, and binary data (/dev/zero,
+    a core file) are refused from their first bytes, before anything is read whole."""
+    refuse_perf_data(path, head)
+    for magic, (name, tool) in OTHER_COMPRESSION.items():
+        if head.startswith(magic):
+            raise UserError(f"{path}: compressed with {name}, not gzip: flamediag reads gzip bundles and text; "
+                            f"run `{tool} {path.name}` (or recompress with gzip) and diagnose the result")
+    if not is_gzip(head) and not is_tar_block(head[:512]) and b"\0" in head[:BINARY_HEAD]:
+        raise UserError(f"{path}: binary data (NUL bytes), not text, gzip or a bundle: give a bundle, "
+                        "perf script text, folded stacks or a ticket paste")
+
+
+def is_stream(path_text: str) -> bool:
+    """`-` (stdin), a pipe, a socket or a device: read once, in order; it cannot be reopened."""
+    if path_text == "-":
+        return True
+    try:
+        mode = os.stat(path_text).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def stream_name(path_text: str) -> str:
+    return "stdin" if path_text == "-" or path_text in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") \
+        else (Path(path_text).name or "stream")
+
+
+def input_name(path_text: str) -> str:
+    """The input's display name, also for `-` and pipes (`stdin`)."""
+    return display_name(Path(stream_name(path_text) if is_stream(path_text) else path_text))
+
+
 def load(path_text: str, stacks: bool = True) -> Input:
     """The input at `path_text`, detected by content. `stacks=False` (flamediag facts) reads only
-    the metrics: no stacks are parsed, and a paste without stacks is fine."""
-    inp = _load_any(path_text, stacks)
+    the metrics: no stacks are parsed, and a paste without stacks is fine. `-`, a pipe or a device
+    is copied once (bounded) into a private file first: every reader below may reopen its path."""
+    inp = _load_stream(path_text, stacks) if is_stream(path_text) else _load_path(Path(path_text), stacks)
     inp.profile.note_timer_event()
     return inp
 
 
-def _load_any(path_text: str, stacks: bool) -> Input:
-    path = Path(path_text)
+def _load_stream(path_text: str, stacks: bool) -> Input:
+    shown = "-" if path_text == "-" else path_text
+    with tempfile.TemporaryDirectory(prefix="flamediag-stream-") as private:
+        copy = Path(private) / stream_name(path_text)
+        try:
+            _spool(path_text, copy)
+            return _load_path(copy, stacks)
+        except UserError as err:
+            raise UserError(str(err).replace(str(copy), shown), err.code)
+
+
+def _spool(path_text: str, copy: Path) -> None:
+    """Copy the stream into `copy`, refusing binary data from its head and anything past the cap."""
+    limit = MAX_TEXT_BYTES
+    source = sys.stdin.buffer if path_text == "-" else open(path_text, "rb")
+    try:
+        head = source.read(SNIFF_BYTES)
+        if not head:
+            raise UserError(f"{path_text}: empty input: no stacks found")
+        refuse_unreadable_kinds(Path(path_text), head)
+        with open(copy, "xb") as out:
+            out.write(head)
+            copied = len(head)
+            for chunk in iter(lambda: source.read(1 << 20), b""):
+                copied += len(chunk)
+                if copied > limit:
+                    raise UserError(f"{path_text}: more than {limit} bytes: too large for one input "
+                                    "(give a bundle, or cut the text to the incident)")
+                out.write(chunk)
+    except OSError as err:
+        raise UserError(f"{path_text}: cannot read ({err.strerror})", errors.NOPERM)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+
+
+def _load_path(path: Path, stacks: bool) -> Input:
     if path.is_dir():
         check_bundle_directory(path)
         return _load_bundle(path, stacks)
@@ -170,7 +249,7 @@ def _load_any(path_text: str, stacks: bool) -> Input:
                         errors.NOPERM if isinstance(err, PermissionError) else errors.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
-    refuse_perf_data(path, head)
+    refuse_unreadable_kinds(path, head)
     # A file named like a tarball goes to the bundle reader even when broken or hostile, so the
     # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
     from .bundle import is_bundle

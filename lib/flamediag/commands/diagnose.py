@@ -29,12 +29,14 @@ EXAMPLES = """\
     flamediag diagnose BUNDLE --format text | mail -s "INC-1234 diagnosis" oncall@example.com
     flamediag diagnose out.folded --min-share 2                   # report signatures from 2 % of busy samples
     flamediag diagnose ticket.txt --playbooks ./my-playbooks      # extra playbook directory
+    flamediag diagnose - -o /tmp/ticket < ticket.txt               # - reads stdin (a pipe works too)
 """
 
 
 def build_parser():
     parser = make_parser("diagnose", DESCRIPTION, EXAMPLES)
-    parser.add_argument("input", metavar="INPUT", help="bundle (.tar.gz or directory), perf script, folded stacks or paste")
+    parser.add_argument("input", metavar="INPUT",
+                        help="bundle (.tar.gz or directory), perf script, folded stacks or paste; - reads stdin")
     parser.add_argument("-o", "--output", metavar="DIR", help="output directory (default ./<input name>-diagnosis)")
     parser.add_argument("--format", choices=("markdown", "text", "json"),
                         help="also print report.md (markdown), report.txt (text) or findings.json (json) to stdout")
@@ -64,14 +66,14 @@ def main(argv) -> int:
     note_input(args.input)
     min_share = min_share_fraction(args)
     from ..diagnose import load_playbooks, run_diagnosis, write_outputs
-    from ..inputs import display_name
+    from ..inputs import input_name
     from ..outputs import check_target
 
     try:
         books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
         raise UserError(f"{err}", errors.DATAERR)
-    out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
+    out_dir = Path(args.output) if args.output else Path.cwd() / f"{input_name(args.input)}-diagnosis"
     check_target(out_dir)
     diagnosis = run_diagnosis(args.input, loaded=books)
     paths = write_outputs(diagnosis, out_dir)
