@@ -18,9 +18,10 @@ import stat
 import sys
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
 from . import errors
 from .errors import UserError
@@ -30,7 +31,8 @@ from .profile import Frame, Profile
 from .text import from_os
 
 SNIFF_BYTES = 1 << 16
-MAX_TEXT_BYTES = 1 << 30
+MAX_TEXT_BYTES = 1 << 30          # one input read from a pipe
+MAX_PASTE_BYTES = 32 << 20        # a ticket paste (perf report / top / crash text)
 
 
 class EmptyFacts:
@@ -328,7 +330,15 @@ def _load_paste(path: Path) -> Input:
 
 
 def _paste_text(path: Path) -> str:
-    return path.read_bytes()[:MAX_TEXT_BYTES].decode("utf-8", errors="replace")
+    """A ticket paste, whole: text copied from a ticket is never near MAX_PASTE_BYTES; larger text is
+    refused before it is read (the paste readers hold it several times over)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_PASTE_BYTES + 1)
+    if len(data) > MAX_PASTE_BYTES:
+        raise UserError(f"{path}: more than {MAX_PASTE_BYTES // 1024 ** 2} MiB of text that is neither perf script nor "
+                        "folded stacks: too large for a ticket paste; give the bundle, `perf script` output or "
+                        "folded stacks")
+    return data.decode("utf-8", errors="replace")
 
 
 def _load_evidence(path: Path) -> Input:
@@ -348,25 +358,26 @@ def _paste_facts(sections: Dict[str, str]):
 
 
 # -- bundles ----------------------------------------------------------------------------------
-def _perf_script_profile(data: bytes) -> Profile:
+def _perf_script_profile(stream: BinaryIO) -> Profile:
     from . import perfscript
 
-    return perfscript.read_profile(io.BytesIO(data))
+    return perfscript.read_profile(stream)
 
 
-def _folded_profile(data: bytes) -> Profile:
+def _folded_profile(stream: BinaryIO) -> Profile:
     from . import folded
 
-    return folded.read_profile(io.BytesIO(data))
+    return folded.read_profile(stream)
 
 
-def _bpftrace_profile(data: bytes) -> Profile:
+def _bpftrace_profile(stream: BinaryIO) -> Profile:
     """bpftrace `@[kstack] = count()` maps (capture's profile when bcc cannot compile), read by the
     paste reader of the same format. Kernel stacks only, without commands or CPUs; `@[]: N` counts
     the samples taken in user space (no kernel stack), kept as busy user time."""
+    from .bundle import MAX_TEXT_MEMBER_BYTES
     from .paste.stacktext import BPF_ONELINE, read_bpftrace
 
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    lines = stream.read(MAX_TEXT_MEMBER_BYTES).decode("utf-8", errors="replace").splitlines()
     profile = Profile(source_format="bpftrace-kstack")
     block = read_bpftrace(lines, 0)
     for frames, weight, comm, cpu, context in block.stacks if block else []:
@@ -390,11 +401,17 @@ def _bundle_profile(bundle) -> Tuple[Profile, str]:
         raise UserError(f"{bundle.origin}: not a flamediag bundle (no manifest.json, no usable stacks): give a "
                         "bundle written by `flamediag capture`, perf script text or folded stacks")
     for name, reader in STACK_READERS.items():
-        data = bundle.read(name)
-        if data:
-            profile = reader(data)
-            if profile.records:
-                return profile, bundle.source(name) or name
+        path = bundle.source(name)
+        if not path or path not in bundle.members:
+            continue
+        try:
+            with bundle.open_path(path) as stream:      # streamed: a gzip bomb is stopped by its ratio
+                profile = reader(stream)
+        except (OSError, EOFError, zlib.error) as err:
+            bundle.problems.append(f"{path}: unreadable ({err})")
+            continue
+        if profile.records:
+            return profile, path
     raise UserError(f"{bundle.origin}: bundle has no usable stacks (perf/perf.script.gz missing or empty); "
                     "see its manifest.json perf.record entry for why, and recapture")
 
