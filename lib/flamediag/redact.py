@@ -421,8 +421,7 @@ def redact_bundle(bundle, source: Path, out: Optional[Path], keep_binary: bool =
         tree.mkdir(mode=0o700)
         written = _redact_members(bundle, redactor, tree, keep_binary, result)
         manifest = _final_manifest(bundle, redactor, manifest, result)
-        (tree / "manifest.json").write_bytes(
-            (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+        (tree / "manifest.json").write_bytes(_manifest_bytes(manifest))
         written["manifest.json"] = tree / "manifest.json"
         bundlewriter.write_sums(tree, written)
         bundlewriter.write_tarball(out, top, tree, sorted(written))
@@ -499,10 +498,35 @@ def _final_manifest(bundle, redactor: Redactor, manifest: Optional[dict], result
         "kept_binary_unredacted": result.kept_binary,
         "failed": result.failed,
         "unverified_in_source": sorted(redactor.text(n) for n in bundle.unverified),
-        "source_problems": [redactor.text(p) for p in bundle.problems],
+        "source_problems": _capped([redactor.text(p) for p in bundle.problems]),
         "map": "kept beside the redacted bundle, never inside it",
     }
     return manifest
+
+
+MAX_SOURCE_PROBLEMS = 100
+
+
+def _capped(problems: List[str]) -> List[str]:
+    if len(problems) <= MAX_SOURCE_PROBLEMS:
+        return problems
+    return problems[:MAX_SOURCE_PROBLEMS] + [f"{len(problems) - MAX_SOURCE_PROBLEMS} more problems (not copied)"]
+
+
+def _manifest_bytes(manifest: dict) -> bytes:
+    """The redacted manifest, always readable by the bundle reader: when the source's own fields
+    would push it past the reader's size limit, only the redaction record is kept (it carries the
+    unverified marks, which must survive redaction)."""
+    from .bundle import MAX_MANIFEST_BYTES
+
+    def encode(doc: dict) -> bytes:
+        return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+
+    data = encode(manifest)
+    if len(data) <= MAX_MANIFEST_BYTES:
+        return data
+    return encode({"schema": manifest.get("schema", 1), "redaction": manifest["redaction"],
+                   "note": "source manifest too large to carry: only the redaction record is kept"})
 
 
 def _write_private(path: Path, data: bytes) -> None:
