@@ -38,15 +38,18 @@ KINDS = ("hostnames", "ipv4", "ipv6", "mac", "users", "args")
 NOT_IDENTIFYING_HOSTS = frozenset({"localhost", "localhost.localdomain", "localhost6", "ip6-localhost", "none", "(none)"})
 NOT_IDENTIFYING_USERS = frozenset({"root", "nobody", "user", "users", "admin", "guest", "shared", "public", "skel"})
 
-_MAC = r"(?<![\w:])(?P<mac>[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5})(?![\w:])"
+# MAC-48 with colons or dashes (ip, Windows), Cisco's dotted form, 20-byte InfiniBand (ip link)
+_MAC = (r"(?<![\w:.-])(?P<mac>(?:[0-9A-Fa-f]{2}:){19}[0-9A-Fa-f]{2}|[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}"
+        r"(?:\2[0-9A-Fa-f]{2}){4}|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:-]|\.\w)")
 _IPV6 = r"(?<![\w:.])(?P<ipv6>(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4})(?![\w:.])"
-_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d|-\w)"
+# also in tcpdump's host.port (10.1.2.3.22) and in ranges (10.0.0.1-10.0.0.9)
+_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d+\.|-[A-Za-z_])"
 _HOME = r"(?P<home>/(?:home|Users)/)(?P<homeuser>[A-Za-z0-9_][A-Za-z0-9_.-]{0,31})(?=[/\s'\"):;,\]]|$)"
 _VERSION_BEFORE = re.compile(
     r"(?i)(\b(version|ver|release|firmware|fw)\s*[:=]?\s*|\b(kernel|linux)\s+|\blinux\s+\S+\s+)$")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z-]{2,}$")  # 'capture' in 'flamediag capture', 'record' in 'perf record'
 _USER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
-_HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
+_HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$")    # '_' is not DNS, but hosts use it
 _HOME_SCAN = re.compile(_HOME)
 
 
@@ -70,7 +73,7 @@ def is_distinctive(name: str) -> bool:
     >>> [is_distinctive(n) for n in ("vm", "debian", "web1", "ip-10-0-1-23", "fileserver")]
     [False, False, True, True, True]
     """
-    return any(ch.isdigit() or ch in "-." for ch in name) or len(name) >= 8
+    return any(ch.isdigit() or ch in "-._" for ch in name) or len(name) >= 8
 
 
 class Redactor:
@@ -157,8 +160,8 @@ class Redactor:
         return match.group(0)
 
     def _mac(self, value: str) -> str:
-        key = value.lower()
-        if key in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"):
+        key = value.lower().replace("-", ":")
+        if key in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff", "0000.0000.0000", "ffff.ffff.ffff"):
             return value
         return self.token("mac", key)
 
@@ -324,10 +327,12 @@ def redact_manifest(redactor: Redactor, manifest: dict) -> dict:
     """The manifest with every string redacted; host and command_line get their own rules."""
     out = {}
     host = manifest.get("host")
-    if isinstance(host, str) and expand_hostnames([host]):
-        out_host = redactor.token("hostnames", host.lower().strip().rstrip("."))
+    if host is not None and not isinstance(host, str):
+        host = json.dumps(host)          # a number or list as host still names the host: never kept
+    if isinstance(host, str) and host.strip() and host.strip().lower() not in NOT_IDENTIFYING_HOSTS:
+        out_host = redactor.token("hostnames", host.lower().strip().rstrip("."))    # numeric names too
     else:
-        out_host = host
+        out_host = _redact_json(redactor, host)
     for key, value in manifest.items():
         if key == "host":
             out[key] = out_host
@@ -362,7 +367,8 @@ class RedactResult:
 
 def discover(bundle) -> Dict[str, List[str]]:
     """Host and user names to replace, from the manifest, uname, the bundle name and all text."""
-    hosts = [bundle.manifest.get("host") if isinstance(bundle.manifest.get("host"), str) else ""]
+    host = bundle.manifest.get("host")
+    hosts = [host if isinstance(host, str) else "" if host is None else json.dumps(host)]
     hosts.append(hostname_from_bundle_name(bundle.top or "") or "")
     uname = bundle.read_text("uname")
     if uname:
