@@ -157,7 +157,7 @@ def kernel_symbols_restricted(inp: inputs.Input) -> bool:
 
 def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence[str]) -> List[str]:
     lines = list(inp.problems) + inp.capture.quality()
-    lines += list(inp.profile.data_quality) + [inp.profile.overflow_sentence()]
+    lines += list(inp.profile.data_quality) + inp.profile.limit_sentences()
     lines += list(getattr(inp.facts, "data_quality", []) or [])
     if inp.stack_source in inp.unverified:
         lines.append(f"{inp.stack_source} failed SHA256SUMS: stack evidence is unverified")

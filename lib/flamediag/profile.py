@@ -74,6 +74,7 @@ TIMER_EVENT = re.compile(r"^(?:cpu|task)-clock\b")
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
 
 
+MAX_WEIGHT = 1e15          # one stack's samples (or period sum) in one add: beyond is not a measurement
 MAX_STACKS = 100_000        # distinct records held; about 2 KB each through the whole diagnosis
 OVERFLOW_FRAME = "[more distinct stacks than the limit]"
 
@@ -148,10 +149,14 @@ class Profile:
                                             # (100, or the pasted sample count), set when what was read is
                                             # a listing of the top entries; None = unknown
     overflow_weight: float = 0.0                              # weight of stacks past max_stacks()
+    rejected_weights: int = 0                                 # stacks added with a weight out of range
 
     def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
             context: Optional[str] = None, pid: Optional[int] = None,
             seconds: Optional[Dict[int, float]] = None) -> None:
+        if not 0 < weight <= MAX_WEIGHT:      # NaN, inf (a 400-digit count), zero or negative
+            self.rejected_weights += 1
+            return
         frames = tuple(frames)
         ctx = context or context_of(frames)
         key = (frames, comm, cpu, ctx, pid if pid == 0 else None)
@@ -163,6 +168,9 @@ class Profile:
 
     def adopt(self, record: StackRecord) -> None:
         """Add a record built by a reader (its `seconds` dict is taken over, not copied)."""
+        if not 0 < record.weight <= MAX_WEIGHT:
+            self.rejected_weights += 1
+            return
         key = (record.frames, record.comm, record.cpu, record.context, record.pid if record.pid == 0 else None)
         rec = self.records.get(key)
         if rec is None:
@@ -185,6 +193,14 @@ class Profile:
                                                      None, dict(record.seconds))
         else:
             self._merge(kept, record.weight, record.seconds)
+
+    def limit_sentences(self) -> List[str]:
+        """Data-quality sentences for what the limits kept out of the profile."""
+        lines = [self.overflow_sentence()] if self.overflow_weight else []
+        if self.rejected_weights:
+            lines.append(f"{self.rejected_weights} stacks with a sample count of 0, below 0 or above "
+                         f"{MAX_WEIGHT:.0e} ignored")
+        return lines
 
     def overflow_sentence(self) -> Optional[str]:
         if not self.overflow_weight:
