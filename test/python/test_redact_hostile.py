@@ -3,11 +3,12 @@ source stay unverified in the redacted bundle, however large the source manifest
 list (doc/redact.md, doc/safety.md "Integrity: SHA256SUMS")."""
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
 from pathlib import Path
+
+import hostile
 
 from flamediag.bundle import MAX_MANIFEST_BYTES, open_bundle
 
@@ -16,10 +17,6 @@ FLAMEDIAG = ROOT / "bin" / "flamediag"
 SAMPLE = ROOT / "samples" / "zone-reclaim-rhel6"
 
 
-def resum(bundle: Path) -> None:
-    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(bundle).as_posix()}\n"
-             for p in sorted(bundle.rglob("*")) if p.is_file() and p.name != "SHA256SUMS"]
-    (bundle / "SHA256SUMS").write_text("".join(lines))
 
 
 def redact(bundle: Path, out: Path) -> None:
@@ -35,7 +32,7 @@ def test_unverified_marks_survive_a_source_manifest_near_the_size_limit(tmp_path
     manifest = json.loads((bundle / "manifest.json").read_text())
     manifest["padding"] = "p" * (MAX_MANIFEST_BYTES - 50_000)      # under the limit in the source
     (bundle / "manifest.json").write_text(json.dumps(manifest))
-    resum(bundle)
+    hostile.resum(bundle)
     for n in range(3000):        # their names, carried as unverified, push the redacted one past it
         (bundle / "system" / f"unlisted-file-number-{n}.txt").write_text("x\n")
     with open(bundle / "system" / "sysctl.txt", "a") as handle:

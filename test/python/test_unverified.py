@@ -3,11 +3,12 @@ confidence, the headline says so, and every fact read from such a file (the mani
 marked unverified (doc/safety.md "Integrity: SHA256SUMS")."""
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
 from pathlib import Path
+
+import hostile
 
 from flamediag.diagnose import run_diagnosis
 
@@ -16,10 +17,6 @@ FLAMEDIAG = ROOT / "bin" / "flamediag"
 SAMPLE = ROOT / "samples" / "zone-reclaim-rhel6"
 
 
-def resum(bundle: Path) -> None:
-    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(bundle).as_posix()}\n"
-             for p in sorted(bundle.rglob("*")) if p.is_file() and p.name != "SHA256SUMS"]
-    (bundle / "SHA256SUMS").write_text("".join(lines))
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -38,7 +35,7 @@ def test_a_setting_edited_after_capture_does_not_raise_confidence(tmp_path):
     bundle = tmp_path / "b"
     shutil.copytree(SAMPLE, bundle)
     edit(bundle / "system" / "sysctl.txt", "vm.zone_reclaim_mode = 1", "vm.zone_reclaim_mode = 0")
-    resum(bundle)
+    hostile.resum(bundle)
     honest, _ = zone_reclaim(bundle)
     edit(bundle / "system" / "sysctl.txt", "vm.zone_reclaim_mode = 0", "vm.zone_reclaim_mode = 1")
     tampered, headline = zone_reclaim(bundle)
