@@ -8,7 +8,7 @@ import sys
 
 from . import cli, exitcodes
 
-COMMANDS = ("diagnose", "collapse", "flamegraph", "redact", "playbooks", "facts", "summary")
+COMMANDS = ("diagnose", "diff", "collapse", "flamegraph", "redact", "playbooks", "facts", "summary")
 
 
 def main(argv=None) -> int:

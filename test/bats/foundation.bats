@@ -31,7 +31,7 @@ load test_helper
 }
 
 @test "every subcommand's --help ends with examples" {
-	for sub in capture watch diagnose collapse flamegraph redact playbooks facts summary; do
+	for sub in capture watch diagnose diff collapse flamegraph redact playbooks facts summary; do
 		run -0 "$FLAMEDIAG" "$sub" --help
 		[[ $output == *"examples:"* || $output == *"eg,"* ]] || { echo "$sub: no examples"; false; }
 	done
@@ -45,7 +45,7 @@ load test_helper
 }
 
 @test "every subcommand rejects an unknown flag with exit 2 and usage on stderr" {
-	for sub in capture watch diagnose collapse flamegraph redact playbooks facts summary; do
+	for sub in capture watch diagnose diff collapse flamegraph redact playbooks facts summary; do
 		run --separate-stderr "$FLAMEDIAG" "$sub" --no-such-flag
 		[ "$status" -eq 2 ] || { echo "$sub exited $status"; false; }
 		[[ ${stderr,,} == *usage* ]] || { echo "$sub: no usage on stderr"; false; }

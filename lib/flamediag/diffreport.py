@@ -1,0 +1,79 @@
+"""diff.md, diff.txt, diff.json and diff.svg from a Diff (templates/diff.md.j2, diff.txt.j2).
+
+diff.md goes through the report's escaping environment (report.environment: every value
+markdown-escaped unless a filter marked it Trusted); diff.txt through a plain one that only
+strips control characters (ANSI, C0/C1, bidi), so a hostile frame or host name cannot drive a
+terminal.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict
+
+import jinja2
+
+from . import __version__, report
+from .diff import FACT_POINTS, TOLERANCE_POINTS, TOLERANCE_RELATIVE, Diff
+
+
+def _side(diagnosis) -> dict:
+    doc = diagnosis.findings_json()
+    window = doc["window"]
+    if window.get("start") and window.get("seconds") is not None:
+        window_text = f"{window['start']} + {window['seconds']} s"
+    elif window.get("seconds") is not None:
+        window_text = f"{window['seconds']} s"
+    else:
+        window_text = "unknown"
+    return {"name": diagnosis.input.name, "host": doc["host"], "kernel": doc["kernel"], "window": window_text,
+            "samples": doc["samples"], "headline": str(diagnosis.headline)}
+
+
+def _fact_row(change) -> dict:
+    return {"name": change.name, "before": change.shown(change.before), "after": change.shown(change.after),
+            "source_after": change.source_after}
+
+
+def context(result: Diff) -> dict:
+    return {"headline": result.headline, "before": _side(result.before), "after": _side(result.after),
+            "signatures": result.signatures, "facts": [_fact_row(f) for f in result.facts],
+            "frames": [("Grew most", result.frames.get("grew", [])), ("Shrank most", result.frames.get("shrank", []))],
+            "points": TOLERANCE_POINTS, "relative": TOLERANCE_RELATIVE, "fact_points": FACT_POINTS,
+            "version": __version__}
+
+
+def render_markdown(result: Diff) -> str:
+    text = report.environment().get_template("diff.md.j2").render(d=context(result))
+    return report.re.sub(r"\n{3,}", "\n\n", text)
+
+
+def _plain(value):
+    if value is None:
+        return ""
+    return report.strip_controls(value) if isinstance(value, str) else value
+
+
+def render_text(result: Diff) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(report.TEMPLATES)), autoescape=False,
+                             finalize=_plain, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["pct"] = report.pct
+    return env.get_template("diff.txt.j2").render(d=context(result))
+
+
+def render_svg(result: Diff) -> str:
+    from .diffgraph import render
+
+    return render(result.before.input.profile, result.after.input.profile,
+                  f"flamediag diff: {result.before.input.name} -> {result.after.input.name}", result.headline)
+
+
+def write_outputs(result: Diff, out_dir: Path) -> Dict[str, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {name: out_dir / name for name in ("diff.json", "diff.md", "diff.txt", "diff.svg")}
+    paths["diff.json"].write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+    paths["diff.md"].write_text(render_markdown(result), encoding="utf-8")
+    paths["diff.txt"].write_text(render_text(result), encoding="utf-8")
+    paths["diff.svg"].write_text(render_svg(result), encoding="utf-8")
+    return paths
