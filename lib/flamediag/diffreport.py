@@ -1,17 +1,15 @@
 """diff.md, diff.txt, diff.json and diff.svg from a Diff (templates/diff.md.j2, diff.txt.j2).
 
-diff.md goes through the report's escaping environment (report.environment: every value
-markdown-escaped unless a filter marked it Trusted); diff.txt through a plain one that only
-strips control characters (ANSI, C0/C1, bidi), so a hostile frame or host name cannot drive a
-terminal.
+diff.md goes through the report's markdown environment (report.environment: data escaped where
+CommonMark would misread it, identifiers in code spans), diff.txt through its plain-text one
+(report.text_environment: control characters removed, prose wrapped), so a hostile frame or host
+name can neither become markup nor drive a terminal.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Dict
-
-import jinja2
 
 from . import __version__, report
 from .diff import FACT_POINTS, TOLERANCE_POINTS, TOLERANCE_RELATIVE, Diff
@@ -27,7 +25,7 @@ def _side(diagnosis) -> dict:
     else:
         window_text = "unknown"
     return {"name": diagnosis.input.name, "host": doc["host"], "kernel": doc["kernel"], "window": window_text,
-            "samples": doc["samples"], "headline": str(diagnosis.headline)}
+            "samples": doc["samples"], "headline": diagnosis.headline}
 
 
 def _fact_row(change) -> dict:
@@ -48,18 +46,8 @@ def render_markdown(result: Diff) -> str:
     return report.re.sub(r"\n{3,}", "\n\n", text)
 
 
-def _plain(value):
-    if value is None:
-        return ""
-    return report.strip_controls(value) if isinstance(value, str) else value
-
-
 def render_text(result: Diff) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(report.TEMPLATES)), autoescape=False,
-                             finalize=_plain, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True)
-    env.filters["pct"] = report.pct
-    return env.get_template("diff.txt.j2").render(d=context(result))
+    return report.text_environment().get_template("diff.txt.j2").render(d=context(result))
 
 
 def render_svg(result: Diff) -> str:

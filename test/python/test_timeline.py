@@ -92,8 +92,7 @@ def test_flat_profile_has_no_spike(flat_perf, tmp_path):
     doc = json.loads((tmp_path / "findings.json").read_text())
     assert doc["spikes"] == [] and doc["findings"] == []
     assert "No spike" in (tmp_path / "report.md").read_text() and "## Spikes" not in (tmp_path / "report.md").read_text()
-    headline = result.stderr.splitlines()[0]
-    assert headline == doc["headline"] and "spike" not in headline and " during " not in headline
+    assert result.stderr.startswith("Not a kernel-time problem")
 
 
 def clocked_bundle(directory: Path, perf: Path, **manifest) -> Path:

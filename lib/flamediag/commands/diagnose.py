@@ -7,13 +7,12 @@ See doc/diagnose.md.
 """
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from pathlib import Path
 
 from .. import exitcodes
-from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
+from ..cli import UserError, check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
@@ -81,14 +80,11 @@ def main(argv) -> int:
         raise UserError(f"{err}", exitcodes.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books, time_range=(args.start, args.end))
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", exitcodes.NOPERM)
+    check_output_dir(out_dir)
     try:
         paths = write_outputs(diagnosis, out_dir)
     except OSError as err:
-        where = err.filename or out_dir
-        code = exitcodes.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else exitcodes.NOPERM
-        raise UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
+        raise write_failed(err, out_dir)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from .. import exitcodes
-from ..cli import UserError, make_parser, safe_for_terminal
+from ..cli import UserError, check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Compare two inputs that `flamediag diagnose` accepts (bundles, perf script, folded
@@ -55,16 +55,15 @@ def main(argv) -> int:
     result = compare(before, after)
     default = f"{display_name(Path(args.before))}-vs-{display_name(Path(args.after))}-diff"
     out_dir = Path(args.output) if args.output else Path.cwd() / default
+    check_output_dir(out_dir)
     try:
         paths = write_outputs(result, out_dir)
-    except PermissionError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.NOPERM)
     except OSError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.PARTIAL)
+        raise write_failed(err, out_dir)
     sys.stderr.write(safe_for_terminal(result.headline) + "\n")
     sys.stderr.write(safe_for_terminal(f"diff: {paths['diff.md']}") + "\n")
     if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        sys.stdout.write(json_for_terminal(json.dumps(result.to_json(), indent=2)) + "\n")
     elif args.format in ("markdown", "text"):
         name = "diff.md" if args.format == "markdown" else "diff.txt"
         sys.stdout.write(safe_for_terminal(paths[name].read_text(encoding="utf-8")))
