@@ -113,6 +113,8 @@ def test_bundle_spike_is_named_by_clock_time_with_its_mpstat(spike_perf, tmp_pat
     assert (doc["spikes"][0]["start"], doc["spikes"][0]["end"]) == ("2026-11-23T03:15:30Z", "2026-11-23T03:15:31Z")
     assert "during 03:15:30-03:15:31" in result.stderr
     assert "### Spike 1: 03:15:30-03:15:31" in (tmp_path / "out/report.md").read_text()
+    text = (tmp_path / "out/report.txt").read_text()
+    assert "Spike 1: 03:15:30-03:15:31" in text and text.index("SPIKES") < text.index("FINDINGS") < text.index("TIMELINE")
     sys_avg = doc["timeline"]["series"]["mpstat.sys_pct.avg"]
     assert sys_avg[SPIKE_SECOND] == 95.0 and sys_avg[0] == 2.0 and len(sys_avg) == 60
     assert doc["spikes"][0]["mpstat"]["mpstat.sys_pct.avg"] == 95.0
