@@ -13,7 +13,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring, timeview
 from .clock import Clock, clock_for
@@ -402,17 +402,22 @@ def render_flamegraph(diagnosis: Diagnosis) -> str:
 
 
 def write_outputs(diagnosis: Diagnosis, out_dir: Path) -> Dict[str, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {name: out_dir / name for name in ("findings.json", "report.md", "report.txt", "flamegraph.svg")}
-    paths["findings.json"].write_text(json.dumps(diagnosis.findings_json(), indent=2) + "\n", encoding="utf-8")
-    paths["report.md"].write_text(render_report(diagnosis), encoding="utf-8")
-    paths["report.txt"].write_text(render_text(diagnosis), encoding="utf-8")
-    paths["flamegraph.svg"].write_text(render_flamegraph(diagnosis), encoding="utf-8")
-    paths["profile.speedscope.json"] = out_dir / "profile.speedscope.json"
-    paths["profile.speedscope.json"].write_text(render_speedscope(diagnosis), encoding="utf-8")
+    renders = {"findings.json": lambda: json.dumps(diagnosis.findings_json(), indent=2) + "\n",
+               "report.md": lambda: render_report(diagnosis), "report.txt": lambda: render_text(diagnosis),
+               "flamegraph.svg": lambda: render_flamegraph(diagnosis),
+               "profile.speedscope.json": lambda: render_speedscope(diagnosis)}
     if diagnosis.timeline is not None:
-        paths["timeline.svg"] = out_dir / "timeline.svg"
-        paths["timeline.svg"].write_text(timeview.render_svg(diagnosis), encoding="utf-8")
+        renders["timeline.svg"] = lambda: timeview.render_svg(diagnosis)
+    return write_texts(out_dir, renders)
+
+
+def write_texts(out_dir: Path, renders: Dict[str, Callable[[], str]]) -> Dict[str, Path]:
+    """Each output file of a command, rendered then written (UTF-8) into `out_dir` (created)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, render in renders.items():
+        paths[name] = out_dir / name
+        paths[name].write_text(render(), encoding="utf-8")
     return paths
 
 

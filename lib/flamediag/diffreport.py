@@ -58,10 +58,8 @@ def render_svg(result: Diff) -> str:
 
 
 def write_outputs(result: Diff, out_dir: Path) -> Dict[str, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {name: out_dir / name for name in ("diff.json", "diff.md", "diff.txt", "diff.svg")}
-    paths["diff.json"].write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
-    paths["diff.md"].write_text(render_markdown(result), encoding="utf-8")
-    paths["diff.txt"].write_text(render_text(result), encoding="utf-8")
-    paths["diff.svg"].write_text(render_svg(result), encoding="utf-8")
-    return paths
+    from .diagnose import write_texts
+
+    return write_texts(out_dir, {"diff.json": lambda: json.dumps(result.to_json(), indent=2) + "\n",
+                                 "diff.md": lambda: render_markdown(result), "diff.txt": lambda: render_text(result),
+                                 "diff.svg": lambda: render_svg(result)})

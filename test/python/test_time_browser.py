@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,25 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser_support import browser, open_page, shoot  # noqa: E402,F401 (browser: a fixture)
 from timed_inputs import spike_script  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = ROOT / "test-artifacts"
 VIEWER = ROOT / "test/browser/node_modules/speedscope/dist/release/index.html"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (make venv-dev)")
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"{CHROMIUM} not found: apt-get install chromium to run the browser tests", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -45,23 +29,8 @@ def diagnosed(tmp_path_factory):
     return out
 
 
-def open_page(browser, url: str, height: int = 800):
-    page = browser.new_page(viewport={"width": 1250, "height": height})
-    events = {"errors": [], "dialogs": []}
-    page.on("pageerror", lambda err: events["errors"].append(str(err)))
-    page.on("console", lambda msg: msg.type == "error" and events["errors"].append(msg.text))
-    page.on("dialog", lambda dialog: (events["dialogs"].append(dialog.message), dialog.dismiss()))
-    page.goto(url)
-    return page, events
-
-
-def shoot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / name), timeout=120_000)
-
-
 def test_timeline_svg_renders(browser, diagnosed):
-    page, events = open_page(browser, (diagnosed / "timeline.svg").as_uri())
+    page, events = open_page(browser, (diagnosed / "timeline.svg").as_uri(), height=800)
     box = page.evaluate("(() => { const b = document.documentElement.getBBox(); return [b.width, b.height]; })()")
     assert box[0] > 1000 and box[1] > 300
     assert page.locator("polyline").count() >= 3 and page.locator("rect.cell").count() == 4 * 60
@@ -77,7 +46,7 @@ def test_speedscope_viewer_imports_the_file_with_time_order_profiles(browser, di
     loader = tmp_path / "load.js"     # what speedscope's own CLI writes for a local file
     loader.write_text(f"speedscope.loadFileFromBase64({json.dumps(profile.name)}, "
                       f"{json.dumps(base64.b64encode(profile.read_bytes()).decode())})")
-    page, events = open_page(browser, f"{VIEWER.as_uri()}#localProfilePath={loader}")
+    page, events = open_page(browser, f"{VIEWER.as_uri()}#localProfilePath={loader}", height=800)
     page.wait_for_function("document.body.innerText.includes('busy samples (all CPUs)')", timeout=60_000)
     assert "(1/5)" in page.locator("body").inner_text()
     assert page.locator("canvas").count() >= 1
