@@ -221,3 +221,18 @@ def test_long_windows_are_drawn_in_bins_and_titles_escaped():
     assert svg.count('class="cell"') == 2 * 500                 # 3 s per column
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in svg and "<script" not in svg
     assert "spike 1" in svg and "rgb(200,200,200)" in svg       # CPU 1 has no sample: grey
+
+
+def test_off_cpu_recording_has_no_timeline(tmp_path):
+    """A sched_switch recording's weights are switches, not CPU time: no busy share to plot."""
+    from timed_inputs import UPTIME, _sample
+    blocked = ["entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "futex_wait",
+               "futex_wait_queue", "schedule", "__schedule"]
+    chunks = [_sample("worker", 1000 + cpu, cpu, UPTIME + second + tick / 10, blocked, False)
+              for second in range(20) for tick in range(10 if second != 12 else 100) for cpu in range(2)]
+    recording = tmp_path / "switches.perf"
+    recording.write_text("".join(chunks))
+    result = diagnose(recording, "-o", tmp_path / "out")
+    doc = json.loads((tmp_path / "out/findings.json").read_text())
+    assert "not a CPU profile" in result.stderr + (tmp_path / "out/report.md").read_text()
+    assert "timeline" not in doc and "spikes" not in doc and not (tmp_path / "out/timeline.svg").exists()
