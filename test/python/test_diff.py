@@ -112,7 +112,6 @@ def test_hostile_names_stay_inert(tmp_path):
     assert "<script>" not in markdown + svg and "](javascript" not in markdown
 
 
-@pytest.mark.skipif(not LIVE.exists(), reason="no live-lab before/after fixtures")
 def test_live_lab_before_and_after_the_fix(tmp_path):
     """Bundles recorded with the lab's tlb-shootdown scenario, then with its playbook's fix applied
     (the process confined to one CPU): the finding is gone (test/fixtures/diff/README.md)."""
