@@ -28,6 +28,8 @@ export LC_ALL=C
 
 FLAMEDIAG_HOME=${FLAMEDIAG_HOME:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 CAPTURE_LIB=$FLAMEDIAG_HOME/lib/capture
+# shellcheck source=lib/python.bash
+. "$FLAMEDIAG_HOME/lib/python.bash"
 # shellcheck source=lib/capture/util.bash
 . "$CAPTURE_LIB/util.bash"
 # shellcheck source=lib/capture/runner.bash
@@ -391,7 +393,7 @@ report_problems() {
 
 ### after packing: --redact, --diagnose
 python_available() {
-	[ -n "${FLAMEDIAG_PYTHON:-}" ] || [ -x "$FLAMEDIAG_HOME/.venv/bin/python" ] || command -v python3 >/dev/null 2>&1
+	flamediag_python >/dev/null
 }
 
 run_redact() {

@@ -1,14 +1,15 @@
 """`python -m flamediag SUBCOMMAND ...` — Python subcommands live in flamediag.commands.<name>.
 
-Each command module defines `main(argv) -> int`; adding a subcommand is adding a module
-(and naming it in bin/flamediag's PYTHON_SUBCOMMANDS).
+Each command module defines `main(argv) -> int`; adding a subcommand is adding a module (bin/flamediag
+finds it by the same file name).
 """
 import importlib
+import pkgutil
 import sys
 
-from . import cli, exitcodes
+from . import cli, commands, errors
 
-COMMANDS = ("diagnose", "diff", "collapse", "flamegraph", "redact", "playbooks", "facts", "summary")
+COMMANDS = tuple(sorted(m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")))
 
 
 def main(argv=None) -> int:
@@ -16,7 +17,7 @@ def main(argv=None) -> int:
     if not argv or argv[0] not in COMMANDS:
         sys.stderr.write(f"flamediag: unknown subcommand {argv[0]!r}\n" if argv else "flamediag: no subcommand\n")
         sys.stderr.write("Try 'flamediag --help'.\n")
-        return exitcodes.USAGE
+        return errors.USAGE
     sub, rest = argv[0], argv[1:]
     module = importlib.import_module(f"flamediag.commands.{sub}")
     cli.install_sigterm_handler()

@@ -1,6 +1,6 @@
 """Open a capture bundle (.tar.gz or extracted directory) and read its data by collector name.
 
-API (stable; the hardening of issue 9 keeps it):
+API (stable):
 
     with open_bundle(path) as b:
         b.manifest                       # dict (empty if missing/unparseable; see b.problems)
@@ -15,77 +15,38 @@ API (stable; the hardening of issue 9 keeps it):
         b.is_verified("proc.vmstat", phase="end") # False when the data's file failed SHA256SUMS
         b.top                                     # the bundle's top directory name
 
-Safety (doc/safety.md): a tar bundle is scanned twice from the gzip stream. The first pass only
-validates (regular files and directories, relative normalised names inside the one top directory,
-no links/devices/FIFOs/setuid, no duplicates, no control characters, member and byte budgets
-counted on the bytes actually decompressed) and writes nothing; the second pass copies the members
-into a fresh private mkdtemp (0700, files O_EXCL|O_NOFOLLOW 0600) that is removed on close() or at
-exit. Member data is read from there on demand, so memory stays bounded. Any refusal is a
-UserError (exit 65) naming the member with repr() and the rule broken.
+Safety (doc/safety.md): a tarball is read by safetar.py (checked members, counted bytes, a
+private 0700 directory removed on close() or at exit); an extracted directory is walked without
+following links. Member data is read on demand, so memory stays bounded. This module gives the
+members their meaning: the manifest, SHA256SUMS verification, lookup by collector name.
 
 Collector names and default paths: lib/collectors.tsv (doc/bundle-format.md).
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
 import os
 import shutil
 import stat
-import tarfile
-import tempfile
-import time
-import unicodedata
 import weakref
 import zlib
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Set
 
 from . import collectors
-from .cli import UserError
+from .errors import UserError
+from .safetar import (O_NOFOLLOW, O_NONBLOCK, BundleRefused, extract, gunzip_bounded, hash_stream, limits,
+                      looks_like_tarball, member_limit, read_capped, unsafe_name_reason)
+
+__all__ = ["DEFAULT_PATHS", "Bundle", "BundleRefused", "is_bundle", "limits", "open_bundle", "unsafe_name_reason"]
 
 # name -> path template ({phase}, {instance}) from lib/collectors.tsv, for data the manifest does not list
 DEFAULT_PATHS = collectors.default_paths()
 
 # Budgets (env overrides exist for tests and for unusually large captures).
-MAX_MEMBERS = 10_000
-MAX_TOTAL_BYTES = 2 * 1024 ** 3      # decompressed tar stream, counted as read
-MAX_MEMBER_BYTES = 1024 ** 3         # one member, and one gunzipped member on read()
-MAX_RATIO = 200                      # decompressed / compressed, checked past RATIO_FLOOR
-RATIO_FLOOR = 64 * 1024 ** 2
-MAX_NAME_CHARS = 1024
-MAX_SECONDS = 600
 MAX_MANIFEST_BYTES = 16 * 1024 ** 2
-CHUNK = 1 << 20
-
-_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
-
-
-def _limit(name: str, default: int) -> int:
-    """A budget, overridable by FLAMEDIAG_<NAME> (e.g. FLAMEDIAG_MAX_BUNDLE_BYTES=67108864)."""
-    raw = os.environ.get(f"FLAMEDIAG_{name}", "")
-    try:
-        value = int(raw)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def limits() -> Dict[str, int]:
-    return {
-        "members": _limit("MAX_MEMBERS", MAX_MEMBERS),
-        "total": _limit("MAX_BUNDLE_BYTES", MAX_TOTAL_BYTES),
-        "member": _limit("MAX_MEMBER_BYTES", MAX_MEMBER_BYTES),
-        "ratio": _limit("MAX_RATIO", MAX_RATIO),
-        "ratio_floor": _limit("RATIO_FLOOR", RATIO_FLOOR),
-        "seconds": _limit("MAX_BUNDLE_SECONDS", MAX_SECONDS),
-    }
-
-
-class BundleRefused(UserError):
-    """A hostile or unusable bundle: exit 65 with one line naming the member and the rule."""
 
 
 # -- storage: where member bytes live ------------------------------------------------------
@@ -131,7 +92,7 @@ class _DirStore:
     def open(self, name: str):
         if name not in self._digests:
             raise KeyError(name)
-        fd = os.open(os.path.join(self.root, name), os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK)
+        fd = os.open(os.path.join(self.root, name), os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise OSError(f"{name!r} is no longer a regular file")
@@ -139,23 +100,19 @@ class _DirStore:
 
     def read(self, name: str) -> bytes:
         with self.open(name) as handle:
-            return _read_capped(handle, _limit("MAX_MEMBER_BYTES", MAX_MEMBER_BYTES), name)
+            return read_capped(handle, member_limit(), name)
 
     def sha256(self, name: str) -> str:
         digest = self._digests.get(name)
         if digest is None:
             with self.open(name) as handle:
-                digest = _hash_stream(handle)
+                digest = hash_stream(handle)
             self._digests[name] = digest
         return digest
 
     def close(self) -> None:
         if self._finalizer is not None:
             self._finalizer()
-
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class Bundle:
@@ -265,7 +222,7 @@ class Bundle:
         try:
             if path.endswith(".gz"):
                 with self._store.open(path) as handle:
-                    return _gunzip_bounded(handle, _limit("MAX_MEMBER_BYTES", MAX_MEMBER_BYTES))
+                    return gunzip_bounded(handle, member_limit())
             return self._store.read(path)
         except (OSError, EOFError, ValueError, zlib.error) as err:
             self._note(f"{path}: unreadable ({err})")
@@ -365,290 +322,6 @@ def _parse_sums(raw: bytes, problems: List[str]) -> Dict[str, str]:
         problems.append(f"SHA256SUMS: {bad} malformed line(s) ignored")
     return listed
 
-
-def _hash_stream(handle) -> str:
-    digest = hashlib.sha256()
-    for chunk in iter(lambda: handle.read(CHUNK), b""):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _read_capped(handle, limit: int, name: str) -> bytes:
-    data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"{name!r} is larger than {limit} bytes")
-    return data
-
-
-def _gunzip_bounded(source, limit: int) -> bytes:
-    """Gunzip a file object (or bytes), refusing output beyond `limit` bytes."""
-    if isinstance(source, (bytes, bytearray)):
-        source = io.BytesIO(source)
-    out = io.BytesIO()
-    with gzip.GzipFile(fileobj=source) as gz:
-        while True:
-            chunk = gz.read(CHUNK)
-            if not chunk:
-                break
-            out.write(chunk)
-            if out.tell() > limit:
-                raise ValueError(f"decompresses to more than {limit} bytes")
-    return out.getvalue()
-
-
-# -- name rules ---------------------------------------------------------------------------
-def unsafe_name_reason(name: str) -> Optional[str]:
-    """Why a member name is refused, or None when it is a relative, normalised, printable name.
-
-    Examples:
-        >>> unsafe_name_reason("flamediag-h-1/perf/perf.script.gz") is None
-        True
-        >>> unsafe_name_reason("/etc/passwd")
-        'absolute name'
-        >>> unsafe_name_reason("b/../../evil")
-        "'..' component"
-        >>> unsafe_name_reason("b/\\x1b[2J")
-        'control character in name'
-    """
-    if not name:
-        return "empty name"
-    if len(name) > MAX_NAME_CHARS:
-        return f"name longer than {MAX_NAME_CHARS} characters"
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 or ch in _BIDI for ch in name):
-        return "control character in name"
-    if name.startswith("/"):
-        return "absolute name"
-    if "\\" in name:
-        return "backslash in name"
-    parts = name.split("/")
-    if ".." in parts:
-        return "'..' component"
-    if any(len(part) > 1 and part[1] == ":" and part[0].isalpha() for part in parts):
-        return "absolute name (drive letter)"
-    if any(part in ("", ".") for part in parts):
-        return "not normalised (empty or '.' component)"
-    if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in parts):
-        return "component longer than 255 bytes"
-    return None
-
-
-def _member_kind(member: tarfile.TarInfo) -> str:
-    if member.issym():
-        return "symlink"
-    if member.islnk():
-        return "hardlink"
-    if member.ischr():
-        return "character device"
-    if member.isblk():
-        return "block device"
-    if member.isfifo():
-        return "FIFO"
-    if member.issparse():
-        return "sparse file"
-    if member.isdir():
-        return "dir"
-    if member.isreg():
-        return "file"
-    return f"type {member.type!r}"
-
-
-class _Scan:
-    """The rules every member must pass, applied in the same way in both passes."""
-
-    def __init__(self, origin: str, budget: Dict[str, int]):
-        self.origin = origin
-        self.budget = budget
-        self.top: Optional[str] = None
-        self.count = 0
-        self.seen: Dict[str, str] = {}   # folded name -> kind, catches dups on case-insensitive disks
-        self.files: List[str] = []
-        self.digests: Dict[str, str] = {}
-
-    def refuse(self, member_name: str, rule: str):
-        return BundleRefused(f"{self.origin}: member {member_name!r} refused: {rule}")
-
-    def check(self, member: tarfile.TarInfo) -> Optional[str]:
-        """The path below the top directory ('' for the top itself); raises when refused."""
-        self.count += 1
-        if self.count > self.budget["members"]:
-            raise BundleRefused(
-                f"{self.origin}: more than {self.budget['members']} members: refused (bomb defence; "
-                "raise FLAMEDIAG_MAX_MEMBERS if this bundle is trusted)")
-        name = member.name
-        kind = _member_kind(member)
-        if kind not in ("file", "dir"):
-            raise self.refuse(name, f"{kind} (only regular files and directories are accepted)")
-        if member.mode & (stat.S_ISUID | stat.S_ISGID):
-            raise self.refuse(name, "setuid/setgid bit set")
-        reason = unsafe_name_reason(name)
-        if reason:
-            raise self.refuse(name, reason)
-        if kind == "file" and member.size > self.budget["member"]:
-            raise self.refuse(name, f"larger than {self.budget['member']} bytes (bomb defence)")
-        return self._place(name, kind)
-
-    def _place(self, name: str, kind: str) -> str:
-        parts = name.split("/")
-        if self.top is None:
-            self.top = parts[0]
-        if parts[0] != self.top:
-            raise self.refuse(name, f"outside the one top directory {self.top!r}")
-        if len(parts) == 1 and kind != "dir":
-            raise self.refuse(name, "a file where the top directory belongs")
-        folded = unicodedata.normalize("NFC", name).casefold()
-        if folded in self.seen:
-            raise self.refuse(name, "duplicate name (same name, or same name ignoring case)")
-        for depth in range(1, len(parts)):
-            parent = "/".join(parts[:depth])
-            parent_folded = unicodedata.normalize("NFC", parent).casefold()
-            if self.seen.get(parent_folded) == "file":
-                raise self.refuse(name, f"below {parent!r}, which is a file")
-        self.seen[folded] = kind
-        rel = "/".join(parts[1:])
-        if kind == "file":
-            self.files.append(rel)
-        return rel
-
-
-class _CountingReader:
-    """Wraps a stream; raises BundleRefused past a byte budget, ratio or deadline."""
-
-    def __init__(self, raw, origin: str, budget: Dict[str, int], compressed: Optional["_CountingReader"] = None):
-        self.raw = raw
-        self.origin = origin
-        self.budget = budget
-        self.compressed = compressed
-        self.count = 0
-        self.deadline = time.monotonic() + budget["seconds"]
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size if size is not None and size >= 0 else CHUNK)
-        self.count += len(data)
-        if self.compressed is not None:
-            self._check()
-        return data
-
-    def _check(self) -> None:
-        if self.count > self.budget["total"]:
-            raise BundleRefused(
-                f"{self.origin}: decompressed size exceeds {self.budget['total']} bytes: refused "
-                "(bomb defence; raise FLAMEDIAG_MAX_BUNDLE_BYTES if this bundle is trusted)")
-        packed = max(self.compressed.count, 1)
-        if self.count > self.budget["ratio_floor"] and self.count / packed > self.budget["ratio"]:
-            raise BundleRefused(
-                f"{self.origin}: compression ratio above {self.budget['ratio']}:1 after "
-                f"{self.count} bytes: refused (bomb defence)")
-        if time.monotonic() > self.deadline:
-            raise BundleRefused(f"{self.origin}: reading took more than {self.budget['seconds']} s: refused")
-
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-class _TarPass:
-    """One sequential pass over the (gzipped) tar stream with counted, capped reads."""
-
-    def __init__(self, path: Path, budget: Dict[str, int]):
-        self.path = path
-        self.budget = budget
-
-    def __enter__(self) -> tarfile.TarFile:
-        self._raw = open(self.path, "rb")
-        try:
-            head = self._raw.read(2)
-            self._raw.seek(0)
-            packed = _CountingReader(self._raw, str(self.path), self.budget)
-            stream = gzip.GzipFile(fileobj=packed, mode="rb") if head == GZIP_MAGIC else packed
-            if head != GZIP_MAGIC and not _looks_like_tar(self._raw):
-                raise BundleRefused(f"{self.path}: not a gzip-compressed tar bundle (first bytes {head!r}): refused")
-            plain = _CountingReader(stream, str(self.path), self.budget, compressed=packed)
-            self._tar = tarfile.open(fileobj=plain, mode="r|", ignore_zeros=False)
-        except BaseException:
-            self._raw.close()
-            raise
-        return self._tar
-
-    def __exit__(self, *exc):
-        try:
-            self._tar.close()
-        except Exception:  # noqa: BLE001 - closing after a refusal must not mask it
-            pass
-        self._raw.close()
-        return False
-
-
-def _looks_like_tar(raw) -> bool:
-    raw.seek(257)
-    magic = raw.read(5)
-    raw.seek(0)
-    return magic == b"ustar"
-
-
-def _translate(path: Path, err: BaseException) -> BundleRefused:
-    if isinstance(err, EOFError):
-        return BundleRefused(f"{path}: truncated (gzip stream ends early: {err}): refused")
-    if isinstance(err, (gzip.BadGzipFile, zlib.error)):
-        return BundleRefused(f"{path}: corrupt gzip data ({err}): refused")
-    if isinstance(err, tarfile.ReadError) and "unexpected end" in str(err):
-        return BundleRefused(f"{path}: truncated tar stream ({err}): refused")
-    return BundleRefused(f"{path}: not a readable bundle ({err}): refused")
-
-
-def _scan_pass(path: Path, budget: Dict[str, int]) -> _Scan:
-    """Pass 1: validate every member header and count every byte; write nothing."""
-    scan = _Scan(str(path), budget)
-    with _TarPass(path, budget) as tar:
-        for member in tar:
-            scan.check(member)
-    if scan.top is None:
-        raise BundleRefused(f"{path}: empty archive: refused")
-    return scan
-
-
-def _extract_pass(path: Path, budget: Dict[str, int], dest: str) -> _Scan:
-    """Pass 2: the same checks, then copy each regular file into dest (created by us)."""
-    scan = _Scan(str(path), budget)
-    with _TarPass(path, budget) as tar:
-        for member in tar:
-            rel = scan.check(member)
-            if member.isdir():
-                if rel:
-                    _make_dirs(dest, rel.split("/"))
-                continue
-            _make_dirs(dest, rel.split("/")[:-1])
-            scan.digests[rel] = _copy_member(tar.extractfile(member), os.path.join(dest, rel), budget, scan, member.name)
-    return scan
-
-
-def _make_dirs(dest: str, parts: List[str]) -> None:
-    current = dest
-    for part in parts:
-        current = os.path.join(current, part)
-        try:
-            os.mkdir(current, 0o700)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                raise BundleRefused(f"path conflict at {part!r}: refused")
-
-
-def _copy_member(stream, target: str, budget: Dict[str, int], scan: _Scan, name: str) -> str:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(target, flags, 0o600)
-    except OSError as err:
-        raise scan.refuse(name, f"cannot be created safely ({err.strerror})")
-    digest = hashlib.sha256()
-    written = 0
-    with os.fdopen(fd, "wb") as out:
-        for chunk in iter(lambda: stream.read(CHUNK), b""):
-            written += len(chunk)
-            if written > budget["member"]:
-                raise scan.refuse(name, f"larger than {budget['member']} bytes (bomb defence)")
-            digest.update(chunk)
-            out.write(chunk)
-    return digest.hexdigest()
-
-
 # -- entry points -------------------------------------------------------------------------
 def is_bundle(path: Path) -> bool:
     """True for a directory with a manifest, a file named like a tarball, or a gzip'd tar.
@@ -659,20 +332,9 @@ def is_bundle(path: Path) -> bool:
     path = Path(path)
     if path.is_dir():
         return _find_top(path) is not None
-    name = path.name.lower()
-    if name.endswith((".tar.gz", ".tgz", ".tar")):
+    if path.name.lower().endswith((".tar.gz", ".tgz", ".tar")):
         return True
-    try:
-        with open(path, "rb") as raw:
-            head = raw.read(2)
-            if head == GZIP_MAGIC:
-                raw.seek(0)
-                with gzip.GzipFile(fileobj=raw) as gz:
-                    block = gz.read(512)
-                return block[257:262] == b"ustar"
-            return _looks_like_tar(raw)
-    except (OSError, EOFError, zlib.error):
-        return False
+    return looks_like_tarball(path)
 
 
 def open_bundle(path) -> Bundle:
@@ -685,22 +347,10 @@ def open_bundle(path) -> Bundle:
 
 
 def _open_tar(path: Path) -> Bundle:
-    budget = limits()
+    extracted = extract(path)
+    store = _DirStore(extracted.root, dict(extracted.digests), owned=True)
     try:
-        _scan_pass(path, budget)
-        dest = tempfile.mkdtemp(prefix="flamediag-bundle-")
-        try:
-            scan = _extract_pass(path, budget, dest)
-        except BaseException:
-            shutil.rmtree(dest, ignore_errors=True)
-            raise
-    except BundleRefused:
-        raise
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
-        raise _translate(path, err) from None
-    store = _DirStore(dest, dict(scan.digests), owned=True)
-    try:
-        return Bundle(store, str(path), top=scan.top or "")
+        return Bundle(store, str(path), top=extracted.top)
     except BaseException:
         store.close()
         raise

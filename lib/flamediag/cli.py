@@ -11,20 +11,13 @@ from __future__ import annotations
 import argparse
 import errno
 import os
-import re
 import signal
 import sys
 from typing import Callable, Sequence
 
-from . import exitcodes
-
-
-class UserError(Exception):
-    """An error the user can fix; printed as one line, never as a traceback."""
-
-    def __init__(self, message: str, code: int = exitcodes.DATAERR):
-        super().__init__(message)
-        self.code = code
+from . import errors
+from .errors import UserError  # noqa: F401 - re-exported: `from flamediag.cli import UserError` keeps working
+from .text import escape_controls, escape_in_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         sys.stderr.write(self.epilog_hint())
-        sys.exit(exitcodes.USAGE)
+        sys.exit(errors.USAGE)
 
     def epilog_hint(self) -> str:
         return f"Try '{self.prog} --help' for examples.\n"
@@ -50,19 +43,7 @@ def make_parser(sub: str, description: str, examples: str) -> argparse.ArgumentP
 
 def safe_for_terminal(text: str) -> str:
     """Show control characters (ESC, BEL, bidi overrides...) escaped, never raw."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in "\n\t":
-            out.append(ch)
-        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+    return escape_controls(text)
 
 
 def json_for_terminal(text: str) -> str:
@@ -73,20 +54,20 @@ def json_for_terminal(text: str) -> str:
     >>> json_for_terminal('{"a": "x\u202ey\x9b"}')
     '{"a": "x\\\\u202ey\\\\u009b"}'
     """
-    return _JSON_UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escape_in_json(text)
 
 
 def check_output_dir(out_dir) -> None:
     """An -o path that exists and is not a directory: one line, exit 77 (before any work is lost)."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", exitcodes.NOPERM)
+        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", errors.NOPERM)
 
 
 def write_failed(err: OSError, out_dir) -> UserError:
     """The one-line error for outputs that could not be written: exit 1 when the disk is full
     (a partial result), else 77 (not writable)."""
     where = err.filename or out_dir
-    code = exitcodes.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else exitcodes.NOPERM
+    code = errors.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else errors.NOPERM
     return UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
 
 
@@ -101,17 +82,17 @@ def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> 
         warn(sub, f"ERROR: {err}")
         return err.code
     except KeyboardInterrupt:
-        return exitcodes.SIGINT
+        return errors.SIGINT
     except BrokenPipeError:
         # Output closed early (`| head`): not an error. Point stdout at devnull so the
         # interpreter's final flush does not raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return exitcodes.OK
+        return errors.OK
 
 
 def install_sigterm_handler() -> None:
     def _on_term(signum, frame):
-        raise SystemExit(exitcodes.SIGTERM)
+        raise SystemExit(errors.SIGTERM)
 
     signal.signal(signal.SIGTERM, _on_term)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring, timeview
+from .bundlewriter import file_sha256
 from .clock import Clock, clock_for
-from .facts import why_cut_short
 from .profile import Profile, is_idle
 from .report import Prose
 
@@ -50,14 +50,13 @@ class Diagnosis:
 
     @property
     def label(self) -> str:
-        label = self.input.manifest.get("label")
-        return report.strip_controls(label) if isinstance(label, str) else ""
+        return report.strip_controls(self.input.capture.get("label") or "")
 
     def chosen_advice(self, finding: scoring.Finding) -> Dict[str, advice.Chosen]:
         return {name: advice.choose(finding.playbook.advice_for(name), self.input.facts) for name in RUNBOOK_QUOTED}
 
     def findings_json(self) -> dict:
-        manifest = self.input.manifest
+        capture = self.input.capture
         return {
             "schema": SCHEMA_VERSION,
             "tool": {"name": "flamediag", "version": __version__},
@@ -65,8 +64,8 @@ class Diagnosis:
             "label": self.label,
             "input": self.source,
             "input_digest": input_digest(self.source),
-            "host": str(manifest.get("host") or ""),
-            "kernel": str(manifest.get("kernel") or self.input.facts.get("kernel.release") or ""),
+            "host": capture.get("host") or "",
+            "kernel": capture.get("kernel") or str(self.input.facts.get("kernel.release") or ""),
             "window": self.window(),
             "samples": self.samples,
             "cpu": self.cpu.to_json() if self.cpu else None,
@@ -114,22 +113,14 @@ def input_digest(source: str) -> Optional[str]:
     path = Path(source)
     try:
         if path.is_file():
-            return "sha256:" + _file_sha256(path)
+            return "sha256:" + file_sha256(path)
         if path.is_dir():
-            lines = [f"{_file_sha256(p)}  {p.relative_to(path).as_posix()}\n"
+            lines = [f"{file_sha256(p)}  {p.relative_to(path).as_posix()}\n"
                      for p in sorted(path.rglob("*")) if p.is_file() and not p.is_symlink()]
             return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
     except OSError:
         return None
     return None
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
@@ -138,12 +129,7 @@ def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
 
 # -- window, samples, hotspots -------------------------------------------------------------------
 def window(inp: inputs.Input) -> dict:
-    manifest = inp.manifest
-    seconds = manifest.get("duration_actual") or manifest.get("duration_requested")
-    if seconds is None and inp.profile.time_span:
-        first, last = inp.profile.time_span
-        seconds = round(last - first, 3)
-    return {"start": manifest.get("start_utc"), "seconds": seconds}
+    return {"start": inp.capture.get("start_utc"), "seconds": inp.capture.window_seconds(inp.profile.time_span)}
 
 
 def count_samples(profile: Profile) -> Dict[str, int]:
@@ -189,29 +175,13 @@ def hotspots(profile: Profile, limit: int = TOP_HOTSPOTS) -> List[dict]:
 
 # -- data quality --------------------------------------------------------------------------------
 def kernel_symbols_restricted(inp: inputs.Input) -> bool:
-    perf = inp.manifest.get("perf") if isinstance(inp.manifest.get("perf"), dict) else {}
-    if perf.get("kernel_symbols") == "restricted" or inp.facts.get("perf.kernel_symbols") == "restricted":
+    if inp.capture.kernel_symbols() == "restricted" or inp.facts.get("perf.kernel_symbols") == "restricted":
         return True
     return any("kernel symbols restricted" in line for line in inp.profile.data_quality)
 
 
-def _manifest_quality(manifest: dict) -> List[str]:
-    lines = []
-    if manifest.get("complete") is False or manifest.get("end_signal"):
-        seconds = manifest.get("duration_actual")
-        signal = why_cut_short(manifest)
-        lines.append(f"capture interrupted after {seconds} s{signal}: the window is shorter than requested"
-                     if seconds is not None else f"capture interrupted{signal}: window length unknown")
-    perf = manifest.get("perf") if isinstance(manifest.get("perf"), dict) else {}
-    if perf.get("lost_chunks"):
-        lines.append(f"perf lost {perf['lost_chunks']} chunks: some samples are missing (raise -m or lower -F)")
-    for warning in perf.get("warnings") or []:
-        lines.append(f"perf: {warning}")
-    return lines
-
-
 def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence[str]) -> List[str]:
-    lines = list(inp.problems) + _manifest_quality(inp.manifest)
+    lines = list(inp.problems) + inp.capture.quality()
     lines += list(inp.profile.data_quality) + list(getattr(inp.facts, "data_quality", []) or [])
     if inp.stack_source in inp.unverified:
         lines.append(f"{inp.stack_source} failed SHA256SUMS: stack evidence is unverified")

@@ -23,10 +23,11 @@ from __future__ import annotations
 import functools
 import heapq
 import sys
-from datetime import datetime
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import collectors, parsers
+from .manifest import Capture, interpret
+from .parsers import lost_without
 from .parsers._builder import Builder, builds
 
 
@@ -87,16 +88,17 @@ class Source:
 
     `shared` carries data between builders (declared with `shares=` / `uses=`)."""
 
-    def __init__(self, reader, facts: Facts, pasted: bool = False):
+    def __init__(self, reader, facts: Facts, pasted: bool = False, capture: Optional[Capture] = None):
         self.reader = reader
         self.facts = facts
         self.pasted = pasted
+        self.capture = capture if capture is not None else interpret(getattr(reader, "manifest", None))
         self.shared: Dict[str, Any] = {}
 
     @property
     def manifest(self) -> dict:
-        manifest = getattr(self.reader, "manifest", None) or {}
-        return manifest if isinstance(manifest, dict) else {}
+        """The manifest's fields of their documented types (manifest.py)."""
+        return self.capture.fields
 
     def parsed(self, name: str, parse, phase: Optional[str] = None, instance: Optional[str] = None):
         """(parsed result, source path, unverified) or (None, None, False) when not captured."""
@@ -143,7 +145,7 @@ class Source:
 
     def window_seconds(self) -> Optional[float]:
         """The capture window from the manifest (None for pastes and manifests without one)."""
-        return _window_seconds(self.manifest)
+        return self.capture.window_seconds()
 
     def _is_unverified(self, path: Optional[str]) -> bool:
         try:
@@ -156,13 +158,11 @@ class Source:
 
 @builds("perf.kernel_symbols", "perf.lost_chunks", "window.seconds")
 def capture_facts(src: Source) -> None:
-    """What the manifest says about the capture itself."""
-    perf = src.manifest.get("perf") if isinstance(src.manifest.get("perf"), dict) else {}
-    if isinstance(perf.get("kernel_symbols"), str):
-        src.facts.set("perf.kernel_symbols", perf["kernel_symbols"], "manifest.json")
-    if isinstance(perf.get("lost_chunks"), int):
-        src.facts.set("perf.lost_chunks", perf["lost_chunks"], "manifest.json")
-    src.facts.set("window.seconds", src.window_seconds(), "manifest.json")
+    """What the manifest says about the capture itself (manifest.py interprets it)."""
+    seconds = src.window_seconds()
+    src.facts.set("perf.kernel_symbols", src.capture.kernel_symbols(), "manifest.json")
+    src.facts.set("perf.lost_chunks", src.capture.perf.get("lost_chunks"), "manifest.json")
+    src.facts.set("window.seconds", None if seconds is None else float(seconds), "manifest.json")
 
 
 def declared() -> List[Builder]:
@@ -217,24 +217,16 @@ def _table_rank(builder: Builder) -> int:
     return min(ranks) if ranks else len(table)
 
 
-def lost_without() -> Dict[str, str]:
-    """Collectors whose absence weakens a diagnosis (each parser's LOST_WITHOUT), in table order."""
-    declared_losses: Dict[str, str] = {}
-    for module in parsers.all_modules().values():
-        declared_losses.update(getattr(module, "LOST_WITHOUT", {}))
-    return {name: declared_losses[name] for name in collectors.table() if name in declared_losses}
-
-
 # --- running them ----------------------------------------------------------------------------
 
-def build_facts(reader) -> Facts:
-    """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle)."""
+def build_facts(reader, capture: Optional[Capture] = None) -> Facts:
+    """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle); `capture` is its
+    interpreted manifest (manifest.interpret(reader.manifest) when not given)."""
     facts = Facts()
-    src = Source(reader, facts)
+    src = Source(reader, facts, capture=capture)
     _run(capture_facts.builder, src)
     for builder in plan():
         _run(builder, src)
-    _guarded(_window_quality, src, "window facts")
     _guarded(_missing_collectors, src, "missing collector check")
     return facts
 
@@ -282,55 +274,22 @@ def _guarded(step, src: Source, label: str) -> None:
         src.facts.warn(f"facts: {label} failed ({type(err).__name__}: {err}); those facts are missing")
 
 
-# --- the capture window and what is missing ------------------------------------------------------
+# --- what is missing ----------------------------------------------------------------------------
 
 def why_cut_short(manifest: dict) -> str:
-    """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (cause unknown)."""
-    if manifest.get("end_signal"):
-        return f" by {manifest['end_signal']}"
-    if manifest.get("state") == "disk_full":
-        return " because its output directory filled up (ENOSPC)"
-    return ""
-
-
-
-def _window_quality(src: Source) -> None:
-    manifest, facts = src.manifest, src.facts
-    seconds = _window_seconds(manifest)
-    requested = manifest.get("duration_requested")
-    if manifest.get("complete") is False:
-        after = f" after {seconds:g} s" if seconds is not None else ""
-        facts.warn(f"capture interrupted{after}{why_cut_short(manifest)}: the window may miss the spike")
-    elif isinstance(requested, (int, float)) and seconds is not None and seconds < 0.8 * requested:
-        facts.warn(f"capture window {seconds:g} s is shorter than the requested {requested:g} s")
-    if manifest and seconds is None:
-        facts.warn("capture window length unknown (no duration_actual / start_utc / end_utc): rates not computed")
-
-
-def _window_seconds(manifest: dict) -> Optional[float]:
-    actual = manifest.get("duration_actual")
-    if isinstance(actual, (int, float)) and not isinstance(actual, bool) and actual > 0:
-        return float(actual)
-    try:
-        start = datetime.strptime(manifest["start_utc"], "%Y-%m-%dT%H:%M:%SZ")
-        end = datetime.strptime(manifest["end_utc"], "%Y-%m-%dT%H:%M:%SZ")
-    except (KeyError, TypeError, ValueError):
-        return None
-    seconds = (end - start).total_seconds()
-    return seconds if seconds > 0 else None
-
+    """' by SIGINT', ' because its output directory filled up (ENOSPC)', or '' (manifest.py's rule)."""
+    return interpret(manifest).why_cut_short()
 
 
 def _missing_collectors(src: Source) -> None:
-    """One sentence per collector the manifest says failed (with its reason); one sentence for
-    all the important ones simply absent from the bundle."""
-    listed = src.manifest.get("collectors")
-    entries = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+    """One sentence per collector that matters (each parser's LOST_WITHOUT) the manifest says was not
+    captured, with its reason; one sentence for all those simply absent from the bundle."""
+    not_captured = {entry.get("name"): entry for entry in src.capture.not_captured()}
     absent = []
     for name, loss in lost_without().items():
         if name in src.facts.collectors_read:
             continue
-        entry = next((c for c in entries if c.get("name") == name and c.get("status") != "ok"), None)
+        entry = not_captured.get(name)
         if entry:
             why = f"{entry.get('status')}: {entry.get('reason') or 'no reason given'}"
             src.facts.warn(f"{name} not captured ({why}): {loss}")

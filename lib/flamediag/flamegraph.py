@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Pattern, Sequence, Set, Tuple, Union
 
+from .contexts import MARKER_CONTEXTS, mark_contexts_in_frames
 from .kernelnames import normalize
 from .profile import Profile, is_idle
+from .text import NOT_IN_XML
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates" / "flamegraph"
 FRAME_HEIGHT = 16
@@ -32,8 +34,7 @@ FONT_SIZE = 12
 PAD = 10
 SEARCH_COLOR = "rgb(230,0,230)"
 KIND_SUFFIXES = {"_[k]": "kernel", "_[j]": "jit", "_[i]": "inlined", "_[w]": "waker"}
-CONTEXT_FRAMES = frozenset({"[softirq]", "[hardirq]", "[nmi]"})
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+CONTEXT_FRAMES = frozenset(MARKER_CONTEXTS)
 
 # Default palette ("java" in flamegraph.pl's terms): per kind, the (low, high) range of each of
 # R, G, B; a frame's hash picks the point in the box.
@@ -133,7 +134,6 @@ def folded_lines(profile: Profile, annotate: bool = True, context: bool = True,
     `idle` True/False keeps only the idle/busy records (None: all).
 
     The diagnoser's SVG and `collapse` share this code path."""
-    from .perfscript import mark_contexts_in_frames
 
     for record in profile:
         if idle is not None and is_idle(record) != idle:
@@ -359,7 +359,7 @@ def text_color(fill: str) -> Optional[str]:
 def escape(text: str) -> str:
     """XML text: entities for & < > " ', and characters XML 1.0 forbids, C1 controls and
     bidi/zero-width characters replaced by U+FFFD (shown, never acted on)."""
-    text = _XML_BAD.sub("\ufffd", text)
+    text = NOT_IN_XML.sub("\ufffd", text)
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;").replace("'", "&apos;"))
 

@@ -13,7 +13,8 @@ import re
 from typing import BinaryIO, Iterator, Optional, Tuple
 
 from .kernelnames import looks_kernel
-from .perfscript import MARKER_CONTEXTS, Problems, context_of_marked, mark_contexts_in_frames, open_binary
+from .contexts import MARKER_CONTEXTS, context_of_marked, mark_contexts_in_frames
+from .perfscript import Problems, open_binary
 from .profile import Frame, Profile
 
 _COUNT = re.compile(rb"^(.*\S)\s+(\d+(?:\.\d+)?)\s*$")

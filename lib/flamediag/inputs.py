@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import exitcodes
-from .cli import UserError
+from . import errors
+from .errors import UserError
+from .magic import is_gzip, is_tar_block
+from .manifest import Capture, interpret
 from .profile import Frame, Profile
 
-GZIP_MAGIC = b"\x1f\x8b"
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30
 
@@ -49,11 +50,19 @@ class Input:
     profile: Profile
     facts: Any
     stack_source: str               # where the stacks came from (bundle-relative path or file name)
-    manifest: Dict[str, Any] = field(default_factory=dict)
+    capture: Capture = field(default_factory=lambda: interpret(None))   # the manifest, interpreted
     problems: List[str] = field(default_factory=list)      # bundle integrity / reader sentences
     unverified: set = field(default_factory=set)           # bundle files failing SHA256SUMS
-    tools_missing: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+
+    @property
+    def manifest(self) -> Dict[str, Any]:
+        """The manifest's fields of their documented types (manifest.py)."""
+        return self.capture.fields
+
+    @property
+    def tools_missing(self) -> List[str]:
+        return self.capture.tools_missing(getattr(self.facts, "collectors_read", ()))
 
 
 def _gunzip_head(data: bytes) -> bytes:
@@ -66,7 +75,7 @@ def _gunzip_head(data: bytes) -> bytes:
 
 def sniff(head: bytes) -> str:
     """perf-script | folded | paste, from the first bytes of a text input."""
-    if head.startswith(GZIP_MAGIC):
+    if is_gzip(head):
         head = _gunzip_head(head)
     from . import folded, perfscript
 
@@ -137,18 +146,19 @@ def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script t
     raise UserError(f"{path}: a directory without a bundle (no manifest.json in it or in one subdirectory): {hint}")
 
 
-def load(path_text: str) -> Input:
-    """The input at `path_text` (bundle, perf script, folded stacks or a pasted ticket)."""
-    inp = _load_any(path_text)
+def load(path_text: str, stacks: bool = True) -> Input:
+    """The input at `path_text`, detected by content. `stacks=False` (flamediag facts) reads only
+    the metrics: no stacks are parsed, and a paste without stacks is fine."""
+    inp = _load_any(path_text, stacks)
     inp.profile.note_timer_event()
     return inp
 
 
-def _load_any(path_text: str) -> Input:
+def _load_any(path_text: str, stacks: bool) -> Input:
     path = Path(path_text)
     if path.is_dir():
         check_bundle_directory(path)
-        return _load_bundle(path)
+        return _load_bundle(path, stacks)
     if not path.exists():
         raise UserError(f"{path}: no such file or directory: give a bundle, perf script text or folded stacks")
     try:
@@ -156,7 +166,7 @@ def _load_any(path_text: str) -> Input:
             head = handle.read(SNIFF_BYTES)
     except OSError as err:
         raise UserError(f"{path}: cannot read ({err.strerror}): check the path and permissions",
-                        exitcodes.NOPERM if isinstance(err, PermissionError) else exitcodes.DATAERR)
+                        errors.NOPERM if isinstance(err, PermissionError) else errors.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
     refuse_perf_data(path, head)
@@ -164,11 +174,13 @@ def _load_any(path_text: str) -> Input:
     # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
     from .bundle import is_bundle
 
-    if is_bundle(path) or ((head.startswith(GZIP_MAGIC) or head[257:262] == b"ustar") and _is_tar(path)):
-        return _load_bundle(path)
+    if is_bundle(path) or ((is_gzip(head) or is_tar_block(head)) and _is_tar(path)):
+        return _load_bundle(path, stacks)
     kind = sniff(head)
     if kind == "paste":
-        return _load_paste(path)
+        return _load_paste(path) if stacks else _load_evidence(path)
+    if not stacks:
+        return Input(display_name(path), kind, Profile(), EmptyFacts(), path.name)
     return _load_stacks(path, kind)
 
 
@@ -221,9 +233,8 @@ def _load_paste(path: Path) -> Input:
         from .paste import read_paste
     except ImportError:
         raise UserError(f"{path}: no stacks found (not perf script, folded stacks or a bundle)")
-    data = path.read_bytes()[:MAX_TEXT_BYTES]
     try:
-        result = read_paste(data.decode("utf-8", errors="replace"))
+        result = read_paste(_paste_text(path))
     except UserError as err:
         raise UserError(str(err) if str(path) in str(err) else f"{path}: {err}", err.code)
     _require_stacks(result.profile, str(path))
@@ -233,6 +244,16 @@ def _load_paste(path: Path) -> Input:
     if formats:
         notes.insert(0, "ticket paste read as: " + ", ".join(str(f) for f in formats))
     return Input(display_name(path), "paste", result.profile, facts, path.name, notes=notes)
+
+
+def _paste_text(path: Path) -> str:
+    return path.read_bytes()[:MAX_TEXT_BYTES].decode("utf-8", errors="replace")
+
+
+def _load_evidence(path: Path) -> Input:
+    from .paste import read_evidence
+
+    return Input(display_name(path), "paste", Profile(), _paste_facts(read_evidence(_paste_text(path))), path.name)
 
 
 def _paste_facts(sections: Dict[str, str]):
@@ -297,34 +318,23 @@ def _bundle_profile(bundle) -> Tuple[Profile, str]:
                     "see its manifest.json perf.record entry for why, and recapture")
 
 
-def _tools_missing(manifest: dict) -> List[str]:
-    missing = []
-    for entry in manifest.get("collectors") or []:
-        if isinstance(entry, dict) and entry.get("status") in ("missing", "failed", "timeout"):
-            reason = entry.get("reason") or entry.get("status")
-            missing.append(f"{entry.get('name')}: {reason}")
-    return missing
-
-
-def _bundle_facts(bundle):
+def _bundle_facts(bundle, capture: Capture):
     try:
         from .facts import build_facts
     except ImportError:
         return EmptyFacts()
-    return build_facts(bundle)
+    return build_facts(bundle, capture)
 
 
-def _load_bundle(path: Path) -> Input:
+def _load_bundle(path: Path, stacks: bool = True) -> Input:
     from .bundle import open_bundle
 
     bundle = open_bundle(path)
     try:
-        profile, source = _bundle_profile(bundle)
-        facts = _bundle_facts(bundle)
-        manifest = bundle.manifest if isinstance(bundle.manifest, dict) else {}
-        return Input(display_name(path), "bundle", profile, facts, source, manifest=manifest,
-                     problems=list(bundle.problems), unverified=set(bundle.unverified),
-                     tools_missing=_tools_missing(manifest))
+        profile, source = _bundle_profile(bundle) if stacks else (Profile(), "")
+        capture = interpret(bundle.manifest)
+        return Input(display_name(path), "bundle", profile, _bundle_facts(bundle, capture), source, capture=capture,
+                     problems=list(bundle.problems), unverified=set(bundle.unverified))
     finally:
         close = getattr(bundle, "close", None)
         if callable(close):

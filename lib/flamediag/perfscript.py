@@ -23,10 +23,11 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
 
-from .kernelnames import context_for_frame
+from .contexts import CONTEXT_MARKERS, MARKER_CONTEXTS, context_of_marked, mark_contexts_in_frames  # noqa: F401
+from .contexts import entered as _entered
+from .magic import GZIP_MAGIC
 from .profile import Frame, Profile, StackRecord
 
-GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 22
 MAX_BLOCK = 8 << 20   # no blank line for this long: not a sample; cut at a line end (bounded memory)
 MAX_LINE = 1 << 16            # longer lines are skipped as malformed
@@ -528,19 +529,6 @@ class _Stacks:
         return tuple(frames), context, kernel, unresolved
 
 
-_CONTEXTS: Dict[str, Optional[str]] = {}
-
-
-def _entered(name: str) -> Optional[str]:
-    """kernelnames.context_for_frame, remembered per name."""
-    found = _CONTEXTS.get(name, "?")
-    if found == "?":
-        if len(_CONTEXTS) > 1 << 18:
-            _CONTEXTS.clear()
-        found = _CONTEXTS[name] = context_for_frame(name)
-    return found
-
-
 def read_profile(stream: BinaryIO, *, event_filter: Optional[str] = None, weight_by_period: bool = False,
                  max_warnings: int = 5, progress=None) -> Profile:
     """`perf script` text (plain or gzip) -> Profile; see module docstring."""
@@ -653,36 +641,6 @@ def _add_quality(profile: Profile, samples, kernel_frames: int, unresolved: int)
         sentences.append("no usable samples in the perf script input")
     if sentences:
         profile.data_quality.append("; ".join(sentences) + ".")
-
-
-# --- contexts ----------------------------------------------------------------------------------
-
-CONTEXT_MARKERS = {"softirq": "[softirq]", "hardirq": "[hardirq]", "nmi": "[nmi]"}
-MARKER_CONTEXTS = {v: k for k, v in CONTEXT_MARKERS.items()}
-
-
-def mark_contexts_in_frames(frames: List[Frame]) -> List[Frame]:
-    """Insert a `[softirq]`/`[hardirq]`/`[nmi]` frame (kind "context") right after
-    (leaf side of) the first frame of each interrupt context the stack enters."""
-    out: List[Frame] = []
-    current = "task"
-    for frame in frames:
-        out.append(frame)
-        if frame.kind not in ("kernel", "unknown"):
-            continue
-        entered = _entered(frame.name)
-        if entered and entered != current:
-            out.append(Frame(CONTEXT_MARKERS[entered], "context"))
-            current = entered
-    return out
-
-
-def context_of_marked(frames) -> str:
-    found = "task"
-    for frame in frames:
-        if frame.kind == "context":
-            found = MARKER_CONTEXTS.get(frame.name, found)
-    return found
 
 
 def is_perf_script(sample: bytes) -> bool:

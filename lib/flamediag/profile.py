@@ -98,15 +98,10 @@ class StackRecord:
 
 
 def context_of(frames: Iterable[Frame]) -> str:
-    """The innermost interrupt context a stack runs in, from its frame names."""
-    from .kernelnames import context_for_frame  # local import: kernelnames is data-heavy
+    """The innermost interrupt context a stack runs in (contexts.py holds the rules)."""
+    from .contexts import context_of as innermost_context   # contexts imports Frame from here
 
-    found = "task"
-    for frame in frames:
-        ctx = context_for_frame(frame.name) if frame.kind in ("kernel", "unknown", "context") else None
-        if ctx:
-            found = ctx
-    return found
+    return innermost_context(frames)
 
 
 def is_idle(record: StackRecord) -> bool:

@@ -30,6 +30,8 @@ import shlex
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
+from . import bundlewriter
+
 KINDS = ("hostnames", "ipv4", "ipv6", "mac", "users", "args")
 
 # Names that identify nobody; replacing them would only damage the data.
@@ -380,7 +382,7 @@ def discover(bundle) -> Dict[str, List[str]]:
 def _member_text_blocks(bundle, name: str) -> Iterable[bytes]:
     """Blocks of a text member (gunzipped); nothing for binaries or unreadable members."""
     import gzip
-    from .bundle import limits
+    from .safetar import limits
 
     try:
         with bundle.open_member(name) as raw:
@@ -419,10 +421,11 @@ def redact_bundle(bundle, source: Path, out: Optional[Path], keep_binary: bool =
         tree.mkdir(mode=0o700)
         written = _redact_members(bundle, redactor, tree, keep_binary, result)
         manifest = _final_manifest(bundle, redactor, manifest, result)
-        _write_file(tree / "manifest.json", (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+        (tree / "manifest.json").write_bytes(
+            (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
         written["manifest.json"] = tree / "manifest.json"
-        _write_file(tree / "SHA256SUMS", _sums(written))
-        _write_tarball(out, top, tree, sorted(written))
+        bundlewriter.write_sums(tree, written)
+        bundlewriter.write_tarball(out, top, tree, sorted(written))
     result.output = str(out)
     result.map_path = str(out) + ".map.json"
     _write_private(Path(result.map_path), _mapping_json(redactor, source, out))
@@ -462,7 +465,7 @@ def _redact_members(bundle, redactor: Redactor, tree: Path, keep_binary: bool, r
 
 def _redact_stream(redactor: Redactor, stream, head: bytes, target: Path, gzipped: bool) -> None:
     import gzip
-    from .bundle import limits
+    from .safetar import limits
 
     with open(target, "wb") as raw_out:
         out = gzip.GzipFile(fileobj=raw_out, mode="wb", mtime=0) if gzipped else raw_out
@@ -500,65 +503,6 @@ def _final_manifest(bundle, redactor: Redactor, manifest: Optional[dict], result
         "map": "kept beside the redacted bundle, never inside it",
     }
     return manifest
-
-
-def _sums(written: Dict[str, Path]) -> bytes:
-    import hashlib
-
-    lines = []
-    for name in sorted(written):
-        digest = hashlib.sha256()
-        with open(written[name], "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        lines.append(f"{digest.hexdigest()}  {name}")
-    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    with open(path, "wb") as out:
-        out.write(data)
-
-
-def _write_tarball(out: Path, top: str, tree: Path, names: List[str]) -> None:
-    """manifest.json first, SHA256SUMS last; written beside `out` then renamed into place."""
-    import os
-    import tarfile
-    import tempfile
-    import time
-
-    now = int(time.time())
-    order = ["manifest.json"] + [n for n in names if n != "manifest.json"] + ["SHA256SUMS"]
-    fd, partial = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=str(out.parent))
-    try:
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
-            made = set()
-            tar.addfile(_dir_info(top, now))
-            for name in order:
-                for depth in range(1, name.count("/") + 1):
-                    parent = "/".join(name.split("/")[:depth])
-                    if parent not in made:
-                        made.add(parent)
-                        tar.addfile(_dir_info(f"{top}/{parent}", now))
-                path = tree / name
-                info = tarfile.TarInfo(f"{top}/{name}")
-                info.size = path.stat().st_size
-                info.mode, info.mtime = 0o644, now
-                with open(path, "rb") as handle:
-                    tar.addfile(info, handle)
-        os.replace(partial, out)
-    except BaseException:
-        if os.path.exists(partial):
-            os.unlink(partial)
-        raise
-
-
-def _dir_info(name: str, now: int):
-    import tarfile
-
-    info = tarfile.TarInfo(name)
-    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
-    return info
 
 
 def _write_private(path: Path, data: bytes) -> None:

@@ -35,11 +35,12 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import jinja2
 
+from . import text as text_rules
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_FRAME_CHARS = 160
 STACK_HEAD, STACK_TAIL = 6, 28
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 _ALWAYS = re.compile(r"([`|])")
 _BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)")
@@ -95,7 +96,7 @@ class Prose(tuple):
 
 def strip_controls(text: str) -> str:
     """Remove ANSI sequences, C0/C1 controls and bidi/zero-width characters (keeps nothing raw)."""
-    return _CONTROL.sub("", _ANSI.sub("", str(text)))
+    return text_rules.strip_controls(_ANSI.sub("", str(text)))
 
 
 def _could_pair(text: str, runs) -> bool:
@@ -187,8 +188,7 @@ def stack_lines(frames: Sequence[str]) -> str:
 
 def pct(fraction) -> Trusted:
     """Our own number formatting, not data: emitted as is."""
-    fraction = float(fraction or 0)
-    return Trusted(f"{fraction * 100:.1f} %" if 0 < fraction < 0.1 else f"{fraction * 100:.0f} %")
+    return Trusted(text_rules.pct(fraction))
 
 
 def where_cpus(cpus: Dict[str, float]) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .match import Match, concentration
+from .text import pct, pct_whole
 
 STACK_WEIGHT = 0.6
 CONCENTRATION_BONUS = 0.1
@@ -111,10 +112,6 @@ def confidence_for(score: float) -> str:
     return "high" if score >= HIGH else "medium" if score >= MEDIUM else "low"
 
 
-def pct(fraction: float) -> str:
-    return f"{fraction * 100:.1f} %" if fraction < 0.1 else f"{fraction * 100:.0f} %"
-
-
 # -- facts access (doc/facts.md: mapping name -> value, .source(name)) ------------------------
 def fact_lookup(facts, name: str) -> Tuple[bool, Any]:
     if facts is None:
@@ -197,7 +194,7 @@ def fill(template: str, facts, values: Dict[str, Any]) -> str:
         if not present:
             return "?" if key.startswith("fact:") else match.group(0)
         number = _number(value)
-        return f"{number * 100:.0f} %" if as_pct and number is not None else _show(value)
+        return pct_whole(number) if as_pct and number is not None else _show(value)
 
     return re.sub(r"\{([a-z_]+(?::[A-Za-z0-9_.:/-]+)?)\}", replace, template)
 
@@ -332,7 +329,7 @@ def _required_but_unknown(match: Match, conc_evidence: Optional[Evidence]) -> bo
 def _template_values(match: Match) -> Dict[str, Any]:
     top_cpu = match.cpus.most_common(1)[0][0] if match.cpus else None
     top_comm = match.comms.most_common(1)[0][0] if match.comms else None
-    return {"cpu": top_cpu, "comm": top_comm, "share": f"{match.share * 100:.0f} %"}
+    return {"cpu": top_cpu, "comm": top_comm, "share": pct_whole(match.share)}
 
 
 def inconclusive(playbook) -> RuledOut:

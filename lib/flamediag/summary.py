@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
-from .cli import UserError
+from .errors import UserError
 
 SCHEMA_VERSION = 1
 HEALTHY_KERNEL_SHARE = 0.10        # kernel samples / all samples below this, with no finding: healthy

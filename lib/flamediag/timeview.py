@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from . import diagnose as pipeline
-from . import exitcodes, match, report, scoring, spikes, timeline
-from .cli import UserError
+from . import errors, match, report, scoring, spikes, timeline
+from .errors import UserError
 from .clock import Clock, TimeError, parse_point
 from .parsers.mpstat import restricted_to
 
@@ -50,16 +50,16 @@ def restrict(inp, clock: Clock, time_range) -> Optional[Tuple[int, int]]:
     total = inp.profile.seconds()
     if not total:
         raise UserError(f"{inp.name}: --from/--to need sample times (perf script or a bundle); "
-                        f"this {inp.kind} input has none", exitcodes.USAGE)
+                        f"this {inp.kind} input has none", errors.USAGE)
     try:
         first = parse_point(start_text, clock, total) if start_text is not None else 0.0
         last = parse_point(end_text, clock, total) if end_text is not None else float(total)
     except TimeError as err:
-        raise UserError(f"--from/--to {err}", exitcodes.USAGE)
+        raise UserError(f"--from/--to {err}", errors.USAGE)
     first, last = max(0, int(first // 1)), min(total, int(-(-last // 1)))
     if last <= first:
         raise UserError(f"--from/--to select no second: the samples span seconds 0-{total} "
-                        f"({clock.range_text(0, total)})", exitcodes.USAGE)
+                        f"({clock.range_text(0, total)})", errors.USAGE)
     inp.profile = inp.profile.between(first, last)
     inp.facts = _facts_of(inp.facts, clock, first, last)
     inp.notes.append(f"restricted by --from/--to to seconds {first}-{last} ({clock.range_text(first, last)}); "

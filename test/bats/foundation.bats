@@ -30,8 +30,16 @@ load test_helper
 	assert_output "flamediag $(cat "$FLAMEDIAG_ROOT/lib/VERSION")"
 }
 
+@test "the usage lists every subcommand: bin/flamediag's shell ones and lib/flamediag/commands/*.py" {
+	local shell_subs modules
+	shell_subs=$(sed -n 's/^SHELL_SUBCOMMANDS="\(.*\)"$/\1/p' "$FLAMEDIAG")
+	modules=$(find "$FLAMEDIAG_ROOT/lib/flamediag/commands" -name '[a-z]*.py' -printf '%f\n' | sed 's/\.py$//')
+	[ -n "$shell_subs" ] && [ -n "$modules" ]
+	assert_equal "$(usage_subcommands | sort)" "$(printf '%s\n' $shell_subs $modules | sort)"
+}
+
 @test "every subcommand's --help ends with examples" {
-	for sub in capture watch diagnose diff collapse flamegraph redact playbooks facts summary; do
+	for sub in $(usage_subcommands); do
 		run -0 "$FLAMEDIAG" "$sub" --help
 		[[ $output == *"examples:"* || $output == *"eg,"* ]] || { echo "$sub: no examples"; false; }
 	done
@@ -45,7 +53,7 @@ load test_helper
 }
 
 @test "every subcommand rejects an unknown flag with exit 2 and usage on stderr" {
-	for sub in capture watch diagnose diff collapse flamegraph redact playbooks facts summary; do
+	for sub in $(usage_subcommands); do
 		run --separate-stderr "$FLAMEDIAG" "$sub" --no-such-flag
 		[ "$status" -eq 2 ] || { echo "$sub exited $status"; false; }
 		[[ ${stderr,,} == *usage* ]] || { echo "$sub: no usage on stderr"; false; }

@@ -20,6 +20,12 @@ use_fakes() {
 	export PATH
 }
 
+# The subcommands `flamediag --help` lists (version and help aside), one a line.
+usage_subcommands() {
+	"$FLAMEDIAG" --help | awk '/subcommands:/ { on = 1; next } /eg,/ { on = 0 } on && NF { print $1 }' |
+		grep -vxE 'version|help'
+}
+
 require_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (run the suite as root to include it)"
 }

@@ -96,7 +96,8 @@ first_and_last_sample() {
 	assert_equal "$(tar -tzf "$bundle" | head -n 1)" "$(basename "$bundle" .tar.gz)/manifest.json"
 	run -0 mq "$bundle" '[m["complete"], m["state"], sorted(m["trigger"]), m["trigger"]["rule"], m["trigger"]["pre_seconds"], m["trigger"]["post_seconds"], m["trigger"]["for_seconds"]]'
 	assert_output '[true, "done", ["cpu", "epoch", "for_seconds", "post_seconds", "pre_seconds", "rule", "threshold", "time", "value", "window_start_epoch"], "cpu-sys-above", 4, 2, 2]'
-	run -0 mq "$bundle" 'm["trigger"]["value"] > 60 and m["trigger"]["cpu"] in range('"$(nproc)"')'
+	# the trigger names an online CPU (ids from /proc/stat: under a cpuset they need not be 0..nproc-1)
+	run -0 mq "$bundle" 'm["trigger"]["value"] > 60 and m["trigger"]["cpu"] in ['"$(host_online_cpus | paste -sd,)"']'
 	assert_output true
 	# the perf samples reach back at least --pre seconds before the trigger, and stop at the window's end
 	trig=$(mq "$bundle" 'm["trigger"]["epoch"]')

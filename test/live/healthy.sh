@@ -13,7 +13,8 @@ LAB_EXPECT="none"
 . "$(dirname "$0")/lib.bash"
 lab_start "$@"
 
-lab_spawn taskset -c "$(($(nproc) - 1))" awk 'BEGIN { for (;;) x = (x * 7 + 1) % 1000003 }'
+lab_cpus
+lab_spawn taskset -c "${LAB_CPUS[-1]}" awk 'BEGIN { for (;;) x = (x * 7 + 1) % 1000003 }'
 sleep 1
 lab_ready
 lab_hold

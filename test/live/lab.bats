@@ -69,6 +69,7 @@ system_state() {
 
 @test "live: scenarios restore THP, cgroups, netns, files and processes when interrupted" {
 	require_root
+	[ "${FLAMEDIAG_SKIP_LIVE:-0}" = 0 ] || skip "FLAMEDIAG_SKIP_LIVE is set"
 	exec 8<>"${LAB_LOCK:-/run/lock/flamediag-live-lab.lock}"
 	flock -w 300 8	# no other live-lab scenario may change the state meanwhile
 	local before scenario signal ready pid expected

@@ -9,6 +9,8 @@
 # line on stderr starting "SKIP:" says why).
 
 LAB_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=test/lib/host.bash
+. "$LAB_HOME/../lib/host.bash"
 LAB_SECONDS=60
 LAB_READY_FILE=
 LAB_UNDO=()
@@ -72,6 +74,12 @@ lab_on_exit() {
 	local encoded
 	encoded=$(printf '%q ' "$@")
 	LAB_UNDO+=("$encoded")
+}
+
+# lab_cpus: LAB_CPUS = the CPUs the lab may pin loads to (online and in its affinity), in order.
+lab_cpus() {
+	mapfile -t LAB_CPUS < <(host_allowed_cpus)
+	[ "${#LAB_CPUS[@]}" -gt 0 ] || lab_die "no CPU in this process's affinity (Cpus_allowed_list)"
 }
 
 lab_undo_all() {

@@ -23,18 +23,20 @@ lab_start "$@"
 # is large, reclaim pressure is that of a 32 MiB cgroup (a plain 256 MiB limit made reclaim ~2 %).
 limit=224M
 
-if [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ] || [ -d /sys/fs/cgroup/memory ] && [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then
+case $(host_memcg_version) in
+v1)
 	lab_mkdir_cgroup /sys/fs/cgroup/memory
 	cgroup=$REPLY
 	echo "$limit" >"$cgroup/memory.limit_in_bytes" || lab_die "cannot set $cgroup/memory.limit_in_bytes"
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	;;
+v2)
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control || lab_skip "cgroup v2 memory controller not enabled in /sys/fs/cgroup/cgroup.subtree_control"
 	lab_mkdir_cgroup /sys/fs/cgroup
 	cgroup=$REPLY
 	echo "$limit" >"$cgroup/memory.max" || lab_die "cannot set $cgroup/memory.max"
-else
-	lab_skip "no memory cgroup controller mounted (neither /sys/fs/cgroup/memory nor v2 memory)"
-fi
+	;;
+*) lab_skip "no memory cgroup controller mounted (neither /sys/fs/cgroup/memory nor v2 memory)" ;;
+esac
 
 command -v stress-ng >/dev/null || lab_skip "stress-ng is not installed (apt-get install stress-ng)"
 lab_spawn bash -c 'echo $$ >"$1/cgroup.procs" || exit 1

@@ -19,8 +19,10 @@ LAB_CPU=0
 lab_start "$@"
 
 command -v ip >/dev/null || lab_skip "iproute2 is not installed (apt-get install iproute2)"
-cpus=$(nproc)
-[ "$cpus" -ge 2 ] || lab_skip "needs >= 2 CPUs to show softirq concentrated on one CPU (have $cpus)"
+lab_cpus
+[ "${#LAB_CPUS[@]}" -ge 2 ] || lab_skip "needs >= 2 CPUs to show softirq concentrated on one CPU (have ${#LAB_CPUS[@]})"
+[ "${LAB_CPUS[0]}" = "$LAB_CPU" ] || lab_skip "CPU $LAB_CPU is not in this process's affinity (${LAB_CPUS[*]})"
+last_cpu=${LAB_CPUS[-1]}
 flood=$(lab_build udp_flood) || exit $?
 
 lab_netns tx
@@ -35,7 +37,7 @@ ip -n "$rx" addr add "${net%.0}.2/30" dev fdlab1 || lab_die "cannot address fdla
 ip -n "$tx" link set fdlab0 up || lab_die "cannot bring fdlab0 up"
 ip -n "$rx" link set fdlab1 up || lab_die "cannot bring fdlab1 up"
 
-lab_spawn ip netns exec "$rx" taskset -c "$((cpus - 1))" "$flood" recv 9000 "${LAB_LOAD_SECONDS}"
+lab_spawn ip netns exec "$rx" taskset -c "$last_cpu" "$flood" recv 9000 "${LAB_LOAD_SECONDS}"
 sleep 0.3
 lab_spawn ip netns exec "$tx" taskset -c 0 "$flood" send "${net%.0}.2" 9000 "${LAB_LOAD_SECONDS}"
 sleep 1

@@ -1,12 +1,12 @@
 """Shared helpers for the facts tests: build real directory bundles from the parser fixtures."""
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Dict, Optional
 
 from flamediag.bundle import DEFAULT_PATHS
+from flamediag.bundlewriter import write_directory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "parsers"
 
@@ -21,12 +21,11 @@ def write_bundle(top: Path, files: Dict[tuple, str], manifest: Optional[dict] = 
 
     `tamper` names a bundle path whose content changes after SHA256SUMS was written.
     """
-    top.mkdir(parents=True, exist_ok=True)
+    contents = {}
     collectors = []
     for (name, phase, instance), text in files.items():
         path = DEFAULT_PATHS[name].format(phase=phase or "start", instance=instance or "")
-        (top / path).parent.mkdir(parents=True, exist_ok=True)
-        (top / path).write_text(text, encoding="utf-8")
+        contents[path] = text.encode("utf-8")
         collectors.append({"name": name, "phase": phase or "once", "instance": instance,
                            "status": "ok", "outputs": [path]})
     doc = {"schema": 1, "host": "vm", "kernel": "6.18.44-fc-v657", "cpus": 2, "numa_nodes": 1,
@@ -34,16 +33,9 @@ def write_bundle(top: Path, files: Dict[tuple, str], manifest: Optional[dict] = 
            "duration_requested": 10, "duration_actual": 10.0, "complete": True,
            "perf": {"kernel_symbols": "ok", "lost_chunks": 0}, "collectors": collectors}
     doc.update(manifest or {})
-    (top / "manifest.json").write_text(json.dumps(doc), encoding="utf-8")
-    sums = []
-    for path in sorted(p for p in top.rglob("*") if p.is_file() and p.name != "SHA256SUMS"):
-        rel = path.relative_to(top).as_posix()
-        sums.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}")
-    (top / "SHA256SUMS").write_text("\n".join(sums) + "\n", encoding="utf-8")
-    if tamper:
-        target = top / tamper
-        target.write_text(target.read_text() + "\n# changed\n", encoding="utf-8")
-    return top
+    contents["manifest.json"] = json.dumps(doc).encode("utf-8")
+    changed = {tamper: contents[tamper] + b"\n# changed\n"} if tamper else None
+    return write_directory(top, contents, tamper=changed)
 
 
 def real_machine_files() -> Dict[tuple, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from flamediag.cli import UserError
+from flamediag.errors import UserError
 from flamediag.diagnose import load_playbooks, run_diagnosis
 
 CONFIDENT = ("medium", "high")

@@ -12,7 +12,7 @@ import pytest
 
 import hostile
 from flamediag.bundle import Bundle, is_bundle, open_bundle, unsafe_name_reason
-from flamediag.cli import UserError
+from flamediag.errors import UserError
 
 
 @pytest.fixture

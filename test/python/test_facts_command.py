@@ -23,7 +23,9 @@ def test_text_lists_facts_with_sources(capsys):
     code, out, err = run([str(REAL_BUNDLE), "--match", r"^(thp\.enabled|nic\.eth0\.driver)$"], capsys)
     assert code == 0 and err == ""
     assert out.splitlines() == ["nic.eth0.driver = virtio_net    (net/ethtool-i-eth0.txt)",
-                                "thp.enabled = madvise    (system/thp.txt)", "2 facts"]
+                                "thp.enabled = madvise    (system/thp.txt)", "2 facts",
+                                # the capture's own sentence, as diagnose says it
+                                "data_quality: perf: fields used: comm,pid,tid,cpu,time,period,event,ip,sym,dso"]
 
 
 def test_json_and_unverified(tmp_path, capsys):
@@ -45,6 +47,26 @@ def test_ticket_paste(tmp_path, capsys):
     assert code == 0
     assert "mpstat.soft_pct.max_cpu = 0    (pasted:mpstat)" in out
     assert "sysctl.vm.zone_reclaim_mode = 1    (pasted:sysctl)" in out
+
+
+def test_quoted_paste_is_unwrapped_as_diagnose_does(tmp_path, capsys):
+    """`> `-quoted ticket text (a mail reply, a markdown quote): the same loader as diagnose."""
+    plain = "$ sysctl vm.zone_reclaim_mode\nvm.zone_reclaim_mode = 1\n" + fixture("numactl/one-node.txt")
+    paste = tmp_path / "ticket.txt"
+    paste.write_text("".join(f"> {line}\n" for line in plain.splitlines()))
+    code, out, err = run([str(paste), "--match", r"^(sysctl\..*|numa\.nodes)$"], capsys)
+    assert code == 0, err
+    assert "sysctl.vm.zone_reclaim_mode = 1    (pasted:sysctl)" in out
+    assert "numa.nodes = 1    (pasted:numactl.hardware)" in out
+
+
+def test_facts_are_the_ones_diagnose_reads(capsys):
+    from flamediag import inputs
+
+    paste = Path(__file__).resolve().parents[1] / "fixtures" / "paste" / "mixed-ticket-futex-top-report-metrics.txt"
+    code, out, _ = run([str(paste), "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["facts"] == inputs.load(str(paste)).facts.as_dict() != {}
 
 
 @pytest.mark.parametrize("argv,code,says", [

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flamediag.bundle import open_bundle, unsafe_name_reason
-from flamediag.cli import UserError
+from flamediag.errors import UserError
 from flamediag.redact import Redactor
 
 FUZZ = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "120")), deadline=None, derandomize=False, print_blob=True,

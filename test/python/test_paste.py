@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from flamediag.cli import UserError  # noqa: E402
+from flamediag.errors import UserError  # noqa: E402
 from flamediag.facts import build_facts_from_sections  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
 from flamediag.paste.unwrap import unwrap  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 INTERNAL = re.compile(r"\bseeds?\s*[0-9]{1,3}\b|\bseeds\b|\bissues?\s+#?[0-9]+|/work/|\bsessions?\b|\bcoordinator\b",
                       re.IGNORECASE)
-USER_FACING = (["README.md", "samples/README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "doc").rglob("*")
+USER_FACING = (["README.md", "CONTRIBUTING.md", "samples/README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "doc").rglob("*")
                                                        if p.is_file())
                + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.md"))
                + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "lib/flamediag/schemas").glob("*.json"))

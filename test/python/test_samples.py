@@ -1,5 +1,6 @@
-"""samples/: each sample gives the top finding samples/README.md promises, is exactly what its spec
-generates, stays small, and is a well-formed bundle (manifest collectors, SHA256SUMS, perf script)."""
+"""samples/: each sample gives its samples/<name>.expect.yaml, is described in samples/README.md, is
+exactly what its spec generates, stays small, and is a well-formed bundle (manifest collectors,
+SHA256SUMS, perf script)."""
 from __future__ import annotations
 
 import gzip
@@ -13,28 +14,25 @@ import pytest
 import jsonschema
 from markdown_it import MarkdownIt
 
+import cases
 from diagnose_helpers import ROOT, SAMPLES, build_bundle, load_spec
+from expectations import describe, unmet
 from flamediag import bundle as bundle_mod
 from flamediag import perfscript
 from flamediag.diagnose import load_playbooks, render_report, run_diagnosis
 
 SCHEMA = json.loads((ROOT / "lib" / "flamediag" / "schemas" / "findings.schema.json").read_text())
 
-ROW = re.compile(r"^\| `(?P<name>[^`]+)` \| [^|]+ \| (?P<expect>.+?) \|$")
+ROW = re.compile(r"^\| `(?P<name>[^`]+)` \|")
 
 
-def readme_rows():
-    rows = []
-    for line in (SAMPLES / "README.md").read_text(encoding="utf-8").splitlines():
-        match = ROW.match(line)
-        if match:
-            expect = match.group("expect")
-            top = re.match(r"`([a-z0-9-]+)`, high", expect)
-            rows.append((match.group("name"), top.group(1) if top else None))
-    return rows
+def readme_names():
+    """Sample names in the first column of samples/README.md's tables."""
+    lines = (SAMPLES / "README.md").read_text(encoding="utf-8").splitlines()
+    return [m.group("name") for m in map(ROW.match, lines) if m and "/" not in m.group("name")]
 
 
-ROWS = readme_rows()
+NAMES = [p.name for p in cases.sample_dirs()]
 SPECS = sorted((SAMPLES / "specs").glob("*.yaml"))
 GENERATED = {load_spec(p)["name"] for p in SPECS}   # the rest are real captures (live lab)
 
@@ -44,14 +42,14 @@ def playbooks():
     return load_playbooks()
 
 
-def test_readme_lists_every_sample_directory():
-    listed = {name for name, _ in ROWS}
-    on_disk = {p.name for p in SAMPLES.iterdir() if (p / "manifest.json").exists()}
-    assert listed == on_disk and len(listed) >= 5
+def test_readme_describes_every_sample_directory():
+    assert sorted(readme_names()) == NAMES and len(NAMES) >= 5
 
 
-@pytest.mark.parametrize("name,top", ROWS, ids=[r[0] for r in ROWS])
-def test_sample_gives_its_expected_top_finding(name, top, playbooks):
+@pytest.mark.parametrize("name", NAMES)
+def test_sample_gives_its_expectation(name, playbooks):
+    expect = cases.case_expectation(SAMPLES / name)
+    assert expect is not None, f"no samples/{name}{cases.EXPECT_SUFFIX}: say what diagnosing it must give"
     diagnosis = run_diagnosis(str(SAMPLES / name), loaded=playbooks)
     doc = diagnosis.findings_json()
     jsonschema.validate(doc, SCHEMA)
@@ -59,11 +57,8 @@ def test_sample_gives_its_expected_top_finding(name, top, playbooks):
     raw_html = [t for t in tokens if t.type == "html_block"]
     raw_html += [c for t in tokens for c in (t.children or []) if c.type == "html_inline"]
     assert raw_html == [], [t.content for t in raw_html]
-    if top is None:
-        assert [f for f in doc["findings"] if f["confidence"] in ("medium", "high")] == [], doc["findings"]
-    else:
-        assert doc["findings"][0]["id"] == top, (doc["findings"], doc["ruled_out"])
-        assert doc["findings"][0]["confidence"] == "high", doc["findings"][0]
+    problems = unmet(doc, expect)
+    assert not problems, f"{name}: {'; '.join(problems)} ({describe(doc)}; ruled out: {doc['ruled_out']})"
 
 
 @pytest.mark.parametrize("spec_path", SPECS, ids=lambda p: p.stem)
@@ -78,7 +73,7 @@ def test_sample_is_exactly_what_its_spec_generates(spec_path, tmp_path):
     assert not changed, f"regenerate with: .venv/bin/python samples/tools/make-sample {spec_path.relative_to(SAMPLES.parent)}"
 
 
-@pytest.mark.parametrize("name", [r[0] for r in ROWS])
+@pytest.mark.parametrize("name", NAMES)
 def test_sample_is_a_small_well_formed_bundle(name):
     root = SAMPLES / name
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
@@ -96,7 +91,7 @@ def test_sample_is_a_small_well_formed_bundle(name):
         assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest
 
 
-@pytest.mark.parametrize("name", [r[0] for r in ROWS])
+@pytest.mark.parametrize("name", NAMES)
 def test_perf_script_is_real_syntax_consistent_with_the_manifest(name):
     root = SAMPLES / name
     manifest = json.loads((root / "manifest.json").read_text())

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from typing import Optional
 
-from .. import exitcodes
-from ..cli import UserError, make_parser, run, warn
+from .. import errors
+from ..cli import make_parser, run, warn
 from ..collapse import CollapseOptions, CollapseResult, collapse_file, collapse_stream, write_folded
+from ..errors import UserError
 from ..progress import Counted, Progress
 
 DESCRIPTION = """\
@@ -87,7 +88,7 @@ def collapse_input(path: str, options: CollapseOptions, jobs: int) -> CollapseRe
     except FileNotFoundError:
         raise UserError(f"{path}: no such file: give a perf script file or - for stdin")
     except PermissionError:
-        raise UserError(f"{path}: permission denied: check the file mode", exitcodes.NOPERM)
+        raise UserError(f"{path}: permission denied: check the file mode", errors.NOPERM)
     finally:
         progress.done()
 
@@ -109,9 +110,9 @@ def report_problems(result: CollapseResult) -> None:
 def run_inferno(args) -> int:
     binary = shutil.which("inferno-collapse-perf")
     if binary is None:
-        raise UserError("--engine inferno: inferno-collapse-perf not on PATH (cargo install inferno)", exitcodes.USAGE)
+        raise UserError("--engine inferno: inferno-collapse-perf not on PATH (cargo install inferno)", errors.USAGE)
     if args.context:
-        raise UserError("--engine inferno cannot add --context-frames markers: use the builtin engine", exitcodes.USAGE)
+        raise UserError("--engine inferno cannot add --context-frames markers: use the builtin engine", errors.USAGE)
     argv = [binary] + [f"--{flag}" for flag in ("pid", "tid", "kernel", "jit", "all", "addrs") if getattr(args, flag)]
     if args.event_filter:
         argv += ["--event-filter", args.event_filter]
@@ -133,7 +134,7 @@ def main(argv) -> int:
                         "(perf record -a -g, then perf script)")
     write_folded(result.counts, sys.stdout.buffer)
     sys.stdout.buffer.flush()
-    return exitcodes.OK
+    return errors.OK
 
 
 if __name__ == "__main__":

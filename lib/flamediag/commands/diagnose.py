@@ -11,8 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from .. import exitcodes
-from ..cli import UserError, check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from .. import errors
+from ..cli import check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from ..errors import UserError
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
@@ -64,7 +65,7 @@ def min_share_fraction(args):
     if args.min_share is None:
         return None
     if not 0 <= args.min_share <= 100:
-        raise UserError("--min-share must be a percentage between 0 and 100", exitcodes.USAGE)
+        raise UserError("--min-share must be a percentage between 0 and 100", errors.USAGE)
     return args.min_share / 100
 
 
@@ -77,7 +78,7 @@ def main(argv) -> int:
     try:
         books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
-        raise UserError(f"{err}", exitcodes.DATAERR)
+        raise UserError(f"{err}", errors.DATAERR)
     diagnosis = run_diagnosis(args.input, loaded=books, time_range=(args.start, args.end))
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
     check_output_dir(out_dir)
@@ -92,4 +93,4 @@ def main(argv) -> int:
     elif args.format in ("markdown", "text"):
         report = paths["report.md" if args.format == "markdown" else "report.txt"]
         sys.stdout.write(safe_for_terminal(report.read_text(encoding="utf-8")))
-    return exitcodes.OK
+    return errors.OK

@@ -5,8 +5,9 @@ import json
 import sys
 from pathlib import Path
 
-from .. import exitcodes
-from ..cli import UserError, check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from .. import errors
+from ..cli import check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from ..errors import UserError
 from ..playbooks import PlaybookError
 
 DESCRIPTION = """Compare two inputs that `flamediag diagnose` accepts (bundles, perf script, folded
@@ -49,7 +50,7 @@ def main(argv) -> int:
     try:
         books = load_playbooks(args.playbooks)
     except PlaybookError as err:
-        raise UserError(f"{err}", exitcodes.DATAERR)
+        raise UserError(f"{err}", errors.DATAERR)
     before = run_diagnosis(args.before, loaded=books)
     after = run_diagnosis(args.after, loaded=books)
     result = compare(before, after)
@@ -67,4 +68,4 @@ def main(argv) -> int:
     elif args.format in ("markdown", "text"):
         name = "diff.md" if args.format == "markdown" else "diff.txt"
         sys.stdout.write(safe_for_terminal(paths[name].read_text(encoding="utf-8")))
-    return exitcodes.OK
+    return errors.OK

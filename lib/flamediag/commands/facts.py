@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import List, Tuple
 
-from .. import exitcodes
-from ..bundle import is_bundle, open_bundle
-from ..cli import UserError, json_for_terminal, make_parser, safe_for_terminal
-from ..facts import Facts, build_facts, build_facts_from_sections
+from .. import errors, inputs
+from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..errors import UserError
+from ..facts import Facts
 
 DESCRIPTION = """Print the facts the diagnosis reads (doc/facts.md): one `name = value` line each, with
 the bundle file it came from (UNVERIFIED when that file failed SHA256SUMS), then the bundle's
@@ -33,30 +33,20 @@ def build_parser():
     return parser
 
 
-def load_facts(path: Path) -> Tuple[Facts, List[str]]:
-    """The facts, and the bundle's own integrity problems (SHA256SUMS mismatches ...)."""
-    if not path.exists():
-        raise UserError(f"{path}: no such file or directory; give a bundle or a ticket text file")
-    if is_bundle(path):
-        bundle = open_bundle(path)
-        return build_facts(bundle), list(bundle.problems)
-    from ..paste.sections import find_sections
-
-    try:
-        text = path.read_bytes()[:64 * 1024 * 1024].decode("utf-8", errors="replace")
-    except OSError as err:
-        raise UserError(f"{path}: cannot read ({err.strerror}); check the path and permissions")
-    sections, _ = find_sections(text.splitlines())
-    if not sections:
+def load_facts(path: Path) -> Tuple[Facts, List[str], List[str]]:
+    """The facts, the bundle's own integrity problems (SHA256SUMS mismatches ...) and the data-quality
+    sentences (the capture's, then the facts'), read by the loader diagnose uses."""
+    inp = inputs.load(str(path), stacks=False)
+    if not isinstance(inp.facts, Facts):
         raise UserError(f"{path}: no bundle and no pasted evidence (mpstat, vmstat, numactl, sysctl, THP lines) found")
-    return build_facts_from_sections(sections), []
+    return inp.facts, list(inp.problems), inp.capture.quality() + list(inp.facts.data_quality)
 
 
 def selected(facts: Facts, pattern):
     return [(name, value) for name, value in facts.items() if pattern is None or pattern.search(name)]
 
 
-def render_text(facts: Facts, rows, problems: List[str]) -> str:
+def render_text(facts: Facts, rows, problems: List[str], quality: List[str]) -> str:
     out = []
     for name, value in rows:
         shown = json.dumps(value) if isinstance(value, (list, bool)) or value is None else str(value)
@@ -64,15 +54,15 @@ def render_text(facts: Facts, rows, problems: List[str]) -> str:
         out.append(f"{name} = {shown}    ({facts.source(name) or '?'}){flag}")
     out.append(f"{len(rows)} facts")
     out.extend(f"bundle: {sentence}" for sentence in problems)
-    out.extend(f"data_quality: {sentence}" for sentence in facts.data_quality)
+    out.extend(f"data_quality: {sentence}" for sentence in quality)
     return "\n".join(out) + "\n"
 
 
-def render_json(facts: Facts, rows, problems: List[str], with_series: bool) -> str:
+def render_json(facts: Facts, rows, problems: List[str], quality: List[str], with_series: bool) -> str:
     doc = {"facts": {name: value for name, value in rows}, "bundle_problems": problems,
            "sources": {name: facts.source(name) for name, _ in rows},
            "unverified": sorted(name for name, _ in rows if facts.unverified(name)),
-           "data_quality": facts.data_quality}
+           "data_quality": quality}
     if with_series:  # per-CPU tables; left out when --match narrows the output
         doc["series"] = facts.series
     return json_for_terminal(json.dumps(doc, indent=1, sort_keys=True, default=str, ensure_ascii=False)) + "\n"
@@ -84,11 +74,11 @@ def main(argv) -> int:
         pattern = re.compile(args.match) if args.match else None
     except re.error as err:
         raise UserError(f"--match {args.match!r} is not a valid regex ({err}); e.g. --match '^sysctl\\.'",
-                        exitcodes.USAGE)
-    facts, problems = load_facts(Path(args.input))
+                        errors.USAGE)
+    facts, problems, quality = load_facts(Path(args.input))
     rows = selected(facts, pattern)
     if args.format == "json":
-        sys.stdout.write(render_json(facts, rows, problems, with_series=pattern is None))
+        sys.stdout.write(render_json(facts, rows, problems, quality, with_series=pattern is None))
     else:
-        sys.stdout.write(safe_for_terminal(render_text(facts, rows, problems)))
-    return exitcodes.OK
+        sys.stdout.write(safe_for_terminal(render_text(facts, rows, problems, quality)))
+    return errors.OK

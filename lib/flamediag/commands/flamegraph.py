@@ -7,8 +7,9 @@ import re
 import sys
 from typing import BinaryIO, List, Tuple
 
-from .. import exitcodes
-from ..cli import UserError, make_parser, warn
+from .. import errors
+from ..cli import make_parser, warn
+from ..errors import UserError
 from ..flamegraph import COLOR_SCHEMES, Highlight, Options, count_frames, folded_lines, render_svg
 from ..folded import iter_stacks
 from ..perfscript import Problems, is_perf_script, open_binary
@@ -75,11 +76,11 @@ def parse_highlight(spec: str, index: int) -> Highlight:
     ident, sep, pattern = spec.partition("=")
     if not sep or not ident or not pattern:
         raise UserError(f"--highlight {spec!r}: write ID=REGEX, e.g. --highlight reclaim='node_reclaim|zone_reclaim'",
-                        exitcodes.USAGE)
+                        errors.USAGE)
     try:
         return Highlight(ident, re.compile(pattern))
     except re.error as err:
-        raise UserError(f"--highlight {ident}: bad regular expression ({err}): fix the pattern", exitcodes.USAGE)
+        raise UserError(f"--highlight {ident}: bad regular expression ({err}): fix the pattern", errors.USAGE)
 
 
 def read_any_profile(stream: BinaryIO):
@@ -107,7 +108,7 @@ def write_speedscope(args) -> int:
     where = "stdout" if args.output == "-" else args.output
     timed = " with sample times (time-order view per CPU)" if profile.seconds() else " (no sample times)"
     warn("flamegraph", f"wrote {where}: {size:,} bytes, speedscope file{timed}")
-    return exitcodes.OK
+    return errors.OK
 
 
 def read_stacks(stream: BinaryIO, problems: Problems) -> List[Tuple[str, float]]:
@@ -129,7 +130,7 @@ def open_input(path: str) -> BinaryIO:
     except IsADirectoryError:
         raise UserError(f"{path} is a directory: give a folded stacks file")
     except PermissionError:
-        raise UserError(f"{path}: permission denied: check the file mode", exitcodes.NOPERM)
+        raise UserError(f"{path}: permission denied: check the file mode", errors.NOPERM)
 
 
 def write_output(path: str, svg: str) -> int:
@@ -149,9 +150,9 @@ def write_output(path: str, svg: str) -> int:
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
     if args.width < 100 or args.minwidth < 0:
-        raise UserError("--width must be >= 100 and --minwidth >= 0", exitcodes.USAGE)
+        raise UserError("--width must be >= 100 and --minwidth >= 0", errors.USAGE)
     if not 4 <= args.height <= 200 or not 4 <= args.fontsize <= 100:
-        raise UserError("--height must be 4..200 px and --fontsize 4..100", exitcodes.USAGE)
+        raise UserError("--height must be 4..200 px and --fontsize 4..100", errors.USAGE)
     highlights = [parse_highlight(spec, i) for i, spec in enumerate(args.highlight)]
     if args.format == "speedscope":
         return write_speedscope(args)
@@ -172,4 +173,4 @@ def main(argv) -> int:
     where = "stdout" if args.output == "-" else args.output
     warn("flamegraph", f"wrote {where}: {size:,} bytes, {frames:,} frames, {dropped:,} narrower than "
                        f"{args.minwidth:g} px elided, {len(stacks):,} input stacks")
-    return exitcodes.OK
+    return errors.OK

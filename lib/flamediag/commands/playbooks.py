@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import exitcodes
-from ..cli import UserError, make_parser, safe_for_terminal
+from .. import errors
+from ..cli import make_parser, safe_for_terminal
+from ..errors import UserError
 from ..playbooks import PlaybookError, catalog_entries, load_all
 
 DESCRIPTION = """List the playbooks diagnose matches against: id, title, the kernel eras whose
@@ -45,9 +46,9 @@ def main(argv) -> int:
     try:
         entries = catalog_entries(load_all(args.playbooks))
     except PlaybookError as err:
-        raise UserError(str(err), exitcodes.DATAERR)
+        raise UserError(str(err), errors.DATAERR)
     if args.format == "json":
         sys.stdout.write(json.dumps(entries, indent=2) + "\n")
     else:
         sys.stdout.write(safe_for_terminal(render_text(entries)))
-    return exitcodes.OK
+    return errors.OK

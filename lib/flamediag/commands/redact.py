@@ -6,9 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-from .. import exitcodes
+from .. import errors
 from ..bundle import open_bundle
-from ..cli import UserError, make_parser, safe_for_terminal
+from ..cli import make_parser, safe_for_terminal
+from ..errors import UserError
 from ..inputs import check_bundle_directory
 from ..redact import KINDS, redact_bundle
 
@@ -59,9 +60,9 @@ def main(argv) -> int:
         except OSError as err:
             full = err.errno in (errno.ENOSPC, errno.EDQUOT)
             raise UserError(f"{err.filename or out}: cannot write ({err.strerror}): choose another -o",
-                            exitcodes.PARTIAL if full else exitcodes.NOPERM)
+                            errors.PARTIAL if full else errors.NOPERM)
     _report(source, result)
-    return exitcodes.PARTIAL if result.failed else exitcodes.OK
+    return errors.PARTIAL if result.failed else errors.OK
 
 
 def _check_output(source: Path, out) -> None:
@@ -72,13 +73,13 @@ def _check_output(source: Path, out) -> None:
     if out is None:
         return
     if out.exists() and out.resolve() == source.resolve():
-        raise UserError(f"{out}: the output would overwrite the input: choose another -o", exitcodes.USAGE)
+        raise UserError(f"{out}: the output would overwrite the input: choose another -o", errors.USAGE)
     if out.is_dir():
-        raise UserError(f"{out}: is a directory: give a file name such as {out}/ticket.tar.gz", exitcodes.USAGE)
+        raise UserError(f"{out}: is a directory: give a file name such as {out}/ticket.tar.gz", errors.USAGE)
     if not out.parent.is_dir():
-        raise UserError(f"{out.parent}: no such directory: create it or choose another -o", exitcodes.USAGE)
+        raise UserError(f"{out.parent}: no such directory: create it or choose another -o", errors.USAGE)
     if not os.access(out.parent, os.W_OK):
-        raise UserError(f"{out.parent}: not writable: choose another -o", exitcodes.NOPERM)
+        raise UserError(f"{out.parent}: not writable: choose another -o", errors.NOPERM)
 
 
 def _report(source: Path, result) -> None:

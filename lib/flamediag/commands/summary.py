@@ -10,8 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-from .. import exitcodes
-from ..cli import UserError, make_parser, safe_for_terminal, warn
+from .. import errors
+from ..cli import make_parser, safe_for_terminal, warn
+from ..errors import UserError
 from ..playbooks import PlaybookError
 from .diagnose import add_playbook_options, min_share_fraction
 
@@ -55,7 +56,7 @@ def build_parser():
 
 def check_args(args) -> None:
     if args.jobs < 1:
-        raise UserError("--jobs must be 1 or more", exitcodes.USAGE)
+        raise UserError("--jobs must be 1 or more", errors.USAGE)
     if not Path(args.directory).is_dir():
         raise UserError(f"{args.directory}: not a directory: give the directory the bundles were fetched into")
 
@@ -75,15 +76,15 @@ def write(summary, out_dir: Path):
     try:
         return write_summary(summary, out_dir)
     except PermissionError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.NOPERM)
+        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", errors.NOPERM)
     except OSError as err:
-        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", exitcodes.PARTIAL)
+        raise UserError(f"{out_dir}: cannot write ({err.strerror}): choose another directory with -o", errors.PARTIAL)
 
 
 def exit_code(summary) -> int:
     if not summary.captures:
-        return exitcodes.DATAERR
-    return exitcodes.PARTIAL if summary.refused else exitcodes.OK
+        return errors.DATAERR
+    return errors.PARTIAL if summary.refused else errors.OK
 
 
 def main(argv) -> int:
@@ -103,7 +104,7 @@ def main(argv) -> int:
                             min_share=min_share,
                             progress=progress_printer(args.quiet))
     except PlaybookError as err:
-        raise UserError(f"{err}", exitcodes.DATAERR)
+        raise UserError(f"{err}", errors.DATAERR)
     summary.skipped = skipped + summary.skipped
     drop_duplicates(summary)
     paths = write(summary, out_dir)

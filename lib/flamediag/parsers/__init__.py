@@ -18,6 +18,7 @@ import pkgutil
 from types import ModuleType
 from typing import Callable, Dict, List
 
+from .. import collectors
 from ._builder import Builder
 
 
@@ -54,3 +55,11 @@ def builders() -> List[Builder]:
             if isinstance(builder, Builder) and builder.function is value and value.__module__ == module.__name__:
                 found.append(builder)
     return found
+
+
+def lost_without() -> Dict[str, str]:
+    """Collectors whose absence weakens a diagnosis (each module's LOST_WITHOUT), in table order."""
+    declared_losses: Dict[str, str] = {}
+    for module in all_modules().values():
+        declared_losses.update(getattr(module, "LOST_WITHOUT", {}))
+    return {name: declared_losses[name] for name in collectors.table() if name in declared_losses}

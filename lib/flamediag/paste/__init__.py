@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
-from .. import exitcodes
-from ..cli import UserError
+from .. import errors
+from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
 from . import c2c, ftrace, kstack, lastresort, perfreport, profiles, stacktext
@@ -113,7 +113,7 @@ def read_paste(text: str) -> PasteResult:
     if not any(b.stacks for b in blocks):
         fallback = lastresort.read_symbols(lines, set(section_lines))
         if fallback is None:
-            raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", exitcodes.DATAERR)
+            raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)
         blocks = [fallback]
         covered = {i for i, line in enumerate(lines) if line.strip()}
     else:
@@ -124,6 +124,12 @@ def read_paste(text: str) -> PasteResult:
         _look_above(block, lines)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     return _result(blocks, sections, skipped)
+
+
+def read_evidence(text: str) -> Dict[str, str]:
+    """Only the metric evidence of a paste (mpstat, vmstat, numactl, sysctl, THP ... sections),
+    unwrapped as read_paste() does: for `flamediag facts`, which needs no stacks."""
+    return find_sections(unwrap(text))[0]
 
 
 def _look_above(block: Block, lines: Sequence[str]) -> None:

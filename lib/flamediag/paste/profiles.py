@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from ..profile import StackRecord, context_of, is_idle
+from ..text import pct_whole
 from .common import Block, plural
 
 TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
@@ -78,7 +79,7 @@ class PasteProfile:
 
     def describe(self) -> str:
         return (f"profile {self.number} ({'/'.join(self.formats)}, "
-                f"{self.kernel_share() * 100:.0f} % busy in the kernel)")
+                f"{pct_whole(self.kernel_share())} busy in the kernel)")
 
 
 def group(blocks: List[Block]) -> List[PasteProfile]:

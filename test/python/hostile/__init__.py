@@ -14,6 +14,8 @@ import tarfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Optional
 
+from flamediag.bundlewriter import sums_text, write_bundle_tarball
+
 TOP = "flamediag-web1-20261122T031500Z"
 
 
@@ -51,8 +53,7 @@ def default_files() -> Dict[str, bytes]:
 
 
 def sha256sums(files: Dict[str, bytes]) -> bytes:
-    lines = [f"{hashlib.sha256(data).hexdigest()}  {name}" for name, data in sorted(files.items())]
-    return ("\n".join(lines) + "\n").encode()
+    return sums_text({name: hashlib.sha256(data).hexdigest() for name, data in files.items()})
 
 
 def add_file(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
@@ -72,22 +73,11 @@ def add_dir(tar: tarfile.TarFile, name: str) -> None:
 def write_bundle(path: Path, files: Optional[Dict[str, bytes]] = None, top: str = TOP,
                  manifest_doc: Optional[dict] = None, sums: bool = True,
                  tamper: Optional[Dict[str, bytes]] = None) -> Path:
-    """A well-formed bundle: manifest.json first, SHA256SUMS over every other file.
-
-    `tamper` replaces file contents after the sums were computed.
-    """
+    """A well-formed bundle (flamediag's own writer): manifest.json first, SHA256SUMS over every
+    other file. `tamper` replaces file contents after the sums were computed."""
     files = dict(default_files() if files is None else files)
     files["manifest.json"] = json.dumps(manifest_doc or manifest(), indent=1).encode()
-    listed = sha256sums(files)
-    files.update(tamper or {})
-    with tarfile.open(path, "w:gz") as tar:
-        add_dir(tar, top)
-        add_file(tar, f"{top}/manifest.json", files.pop("manifest.json"))
-        for name, data in sorted(files.items()):
-            add_file(tar, f"{top}/{name}", data)
-        if sums:
-            add_file(tar, f"{top}/SHA256SUMS", listed)
-    return path
+    return write_bundle_tarball(path, top, files, sums=sums, tamper=tamper)
 
 
 def _hostile(path: Path, members: Iterable[Callable[[tarfile.TarFile], None]]) -> Path:

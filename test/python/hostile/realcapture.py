@@ -8,17 +8,18 @@ real addresses are in the bundle.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import shutil
 import socket
 import subprocess
-import tarfile
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import List, Tuple
+
+import hostinfo
+from flamediag import bundlewriter
 
 # (collector, phase, path, argv)
 COMMANDS: List[Tuple[str, str, str, List[str]]] = [
@@ -39,15 +40,8 @@ COMMANDS: List[Tuple[str, str, str, List[str]]] = [
 PERF_FIELDS = "comm,pid,tid,cpu,time,period,event,ip,sym,dso"
 
 
-def capture_available() -> Optional[str]:
-    """None when a real capture can run here, else the reason."""
-    if os.geteuid() != 0:
-        return "needs root (perf record -a)"
-    if not shutil.which("perf"):
-        return "perf not installed"
-    probe = subprocess.run(["perf", "record", "-o", "/dev/null", "-q", "--", "true"],
-                           capture_output=True, timeout=60)
-    return None if probe.returncode == 0 else f"perf does not work here: {probe.stderr[-200:]!r}"
+capture_available = hostinfo.capture_unavailable     # None when a real capture can run here
+machine_addresses = hostinfo.machine_addresses
 
 
 def _tcp_peer(address: str):
@@ -58,22 +52,6 @@ def _tcp_peer(address: str):
     client = socket.create_connection(server.getsockname()[:2], timeout=5)
     peer, _ = server.accept()
     return [server, client, peer]
-
-
-def machine_addresses() -> Dict[str, List[str]]:
-    """Non-loopback IPv4/IPv6 addresses and MACs of this machine, from `ip -o`."""
-    ipv4, ipv6, macs = [], [], []
-    for line in subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout.splitlines():
-        words = line.split()
-        if len(words) > 3 and words[2] in ("inet", "inet6"):
-            value = words[3].split("/")[0]
-            if value not in ("127.0.0.1", "::1"):
-                (ipv4 if words[2] == "inet" else ipv6).append(value)
-    for line in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines():
-        words = line.split()
-        if "link/ether" in words:
-            macs.append(words[words.index("link/ether") + 1])
-    return {"ipv4": ipv4, "ipv6": ipv6, "mac": macs}
 
 
 def build(dest: Path, seconds: int = 1) -> Path:
@@ -96,18 +74,15 @@ def build(dest: Path, seconds: int = 1) -> Path:
     manifest = {
         "schema": 1, "flamediag_version": "test-realcapture", "host": host,
         "kernel": os.uname().release, "arch": os.uname().machine, "cpus": os.cpu_count(),
-        "numa_nodes": 1, "start_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "numa_nodes": hostinfo.numa_nodes(), "start_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "end_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "duration_requested": seconds, "duration_actual": seconds, "frequency": 99,
         "label": f"test capture on {host}", "command_line": f"flamediag capture -d {seconds} -o {dest}",
         "complete": True, "end_signal": None, "collectors": collectors,
     }
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    _write_sums(root)
-    bundle = dest / f"{top}.tar.gz"
-    with tarfile.open(bundle, "w:gz") as tar:
-        tar.add(root / "manifest.json", f"{top}/manifest.json")
-        tar.add(root, top, filter=lambda info: None if info.name == f"{top}/manifest.json" else info)
+    bundlewriter.write_sums(root)
+    bundle = bundlewriter.write_tarball(dest / f"{top}.tar.gz", top, root)
     shutil.rmtree(root)
     return bundle
 
@@ -149,10 +124,3 @@ def _kernel_work(seconds: float) -> None:
     while time.monotonic() < deadline:
         with open("/proc/self/status", "rb") as handle:
             handle.read()
-
-
-def _write_sums(root: Path) -> None:
-    lines = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.relative_to(root).as_posix()}")
-    (root / "SHA256SUMS").write_text("\n".join(lines) + "\n")
