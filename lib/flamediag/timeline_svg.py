@@ -22,6 +22,7 @@ import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .flamegraph import escape
+from .text import pct_whole
 from .timeline import Timeline
 
 WIDTH = 1200
@@ -170,7 +171,7 @@ def _hover_columns(frame: _Frame, series: Dict[str, List[Optional[float]]], top:
         for name, values in series.items():
             value = values[column]
             if value is not None:
-                facts.append(f"{name}: {value:,.0f}" if name == "busy samples" else f"{name}: {value * 100:.0f} %")
+                facts.append(f"{name}: {value:,.0f}" if name == "busy samples" else f"{name}: {pct_whole(value)}")
         out.append(f'<rect x="{frame.x(column):.1f}" y="{top}" width="{frame.step:.2f}" height="{height}" '
                    f'fill="transparent"><title>{escape("; ".join(facts))}</title></rect>')
     return "".join(out)
@@ -201,7 +202,7 @@ def _strips(frame: _Frame, strips: Dict[str, List[Optional[float]]], colors: Dic
             if value:
                 out.append(f'<rect x="{frame.x(column):.1f}" y="{y}" width="{max(frame.step, 1):.1f}" '
                            f'height="{STRIP_HEIGHT}" fill="{colors[ident]}" fill-opacity="{min(1.0, 0.15 + value):.2f}">'
-                           f'<title>{escape(f"{ident}: {value * 100:.0f} % of busy samples at {frame.label(column)}")}'
+                           f'<title>{escape(f"{ident}: {pct_whole(value)} of busy samples at {frame.label(column)}")}'
                            f'</title></rect>')
     return "".join(out)
 
@@ -235,7 +236,7 @@ def _heatmap(frame: _Frame, cpu_kernel: Dict[int, List[Optional[float]]], top: f
         if index % label_every == 0:
             out.append(f'<text class="right" x="{LEFT - 6}" y="{y + min(row, 12) - 1:.1f}">CPU {cpu}</text>')
         for column, value in enumerate(_binned(cpu_kernel[cpu], frame.size)):
-            tip = "no sample" if value is None else f"{value * 100:.0f} % kernel"
+            tip = "no sample" if value is None else f"{pct_whole(value)} kernel"
             out.append(f'<rect class="cell" x="{frame.x(column):.1f}" y="{y:.1f}" width="{frame.step + 0.3:.2f}" '
                        f'height="{row + 0.3:.2f}" fill="{heat_color(value)}"><title>'
                        f'{escape(f"CPU {cpu} at {frame.label(column)}: {tip}")}</title></rect>')
