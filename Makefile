@@ -39,8 +39,11 @@ $(VENV)/.runtime-ok: requirements.txt | $(VPY)
 	@$(VPY) -m pip install -q --disable-pip-version-check -r requirements.txt
 	@touch $@
 
-$(VENV)/.dev-ok: requirements-dev.txt requirements.txt | $(VPY)
+$(VENV)/.dev-ok: requirements-dev.txt requirements.txt test/browser/package-lock.json | $(VPY)
 	@$(VPY) -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	@# the speedscope viewer the browser test loads offline (skipped with the reason without npm)
+	@if command -v npm >/dev/null; then npm ci --prefix test/browser --no-audit --no-fund --silent; \
+	  else echo "make: npm not found: the speedscope viewer test will be skipped (apt-get install npm)"; fi
 	@touch $@
 
 venv: $(VENV)/.runtime-ok

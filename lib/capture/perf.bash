@@ -11,6 +11,7 @@ PERF_PROBLEM=""     # one line naming the cause and the fix, when perf cannot be
 PERF_WARNINGS=()
 PERF_LOST=0
 PERF_KSYMS=unknown
+PERF_ENABLED_EPOCH=null   # epoch seconds when perf acknowledged "enable" (the first sample's instant)
 
 sysctl_value() {
 	cat "$PROC_ROOT/sys/kernel/$1" 2>/dev/null || echo null
@@ -112,7 +113,9 @@ perf_control() {
 
 perf_enable() {
 	[ -n "${PERF_PID:-}" ] || return 0
-	perf_control enable && return 0
+	# the acknowledgement's wall-clock time: perf's sample clock is not wall time, so the
+	# diagnoser maps sample times to UTC through it (manifest perf.enabled_epoch)
+	perf_control enable && PERF_ENABLED_EPOCH=$(now_s) && return 0
 	if ! is_running "$PERF_PID" && grep -qsiE 'unknown option|unknown switch|usage:' "$BUNDLE_DIR/perf/record.log"; then
 		wait "$PERF_PID" 2>/dev/null
 		PERF_ARGV=("${PERF_ARGV[@]:0:$((${#PERF_ARGV[@]} - 6))}" -o "$BUNDLE_DIR/perf/perf.data")
@@ -243,7 +246,8 @@ perf_json() {
 			;;
 		esac
 	fi
-	printf '{"paranoid":%s,"kptr_restrict":%s,"max_sample_rate":%s,"mlock_kb":%s,"kernel_symbols":"%s","lost_chunks":%s,"warnings":%s}' \
+	printf '{"paranoid":%s,"kptr_restrict":%s,"max_sample_rate":%s,"mlock_kb":%s,"kernel_symbols":"%s","lost_chunks":%s,"warnings":%s,"enabled_epoch":%s}' \
 		"$(sysctl_value perf_event_paranoid)" "$kptr" "$(sysctl_value perf_event_max_sample_rate)" \
-		"$(sysctl_value perf_event_mlock_kb)" "$ksyms" "${PERF_LOST:-0}" "$(json_array "${PERF_WARNINGS[@]}")"
+		"$(sysctl_value perf_event_mlock_kb)" "$ksyms" "${PERF_LOST:-0}" "$(json_array "${PERF_WARNINGS[@]}")" \
+		"${PERF_ENABLED_EPOCH:-null}"
 }

@@ -13,10 +13,11 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring
+from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring, timeview
 from .bundlewriter import file_sha256
+from .clock import Clock, clock_for
 from .profile import Profile, is_idle
 from .report import Prose
 from .text import from_os
@@ -42,6 +43,11 @@ class Diagnosis:
     cpu: Optional[headlines.CpuSplit] = None
     busy_commands: Dict[str, float] = field(default_factory=dict)
     extra: Dict[str, object] = field(default_factory=dict)
+    matches: List[match.Match] = field(default_factory=list)      # every playbook, whole window
+    clock: Clock = field(default_factory=Clock)
+    timeline: Optional["timeline.Timeline"] = None
+    spikes: List["timeview.SpikeDiagnosis"] = field(default_factory=list)
+    time_range: Optional[Tuple[int, int]] = None                   # --from/--to, second indexes
 
     @property
     def label(self) -> str:
@@ -61,13 +67,14 @@ class Diagnosis:
             "input_digest": input_digest(self.source),
             "host": capture.get("host") or "",
             "kernel": capture.get("kernel") or str(self.input.facts.get("kernel.release") or ""),
-            "window": window(self.input),
+            "window": self.window(),
             "samples": self.samples,
             "cpu": self.cpu.to_json() if self.cpu else None,
             "findings": [self._finding_json(f) for f in self.findings],
             "ruled_out": [r.to_json() for r in self.ruled_out],
             "hotspots": self.hotspots,
             "data_quality": self.data_quality,
+            **self.time_json(),
         }
 
     def _finding_json(self, finding: scoring.Finding) -> dict:
@@ -78,6 +85,27 @@ class Diagnosis:
                 item["text"] += " (unverified: the file failed SHA256SUMS)"
         doc["advice"] = [chosen.to_json(name) for name, chosen in self.chosen_advice(finding).items()]
         return doc
+
+    def fix_for(self, finding: scoring.Finding) -> str:
+        """The one-line fix: the chosen advice branch's Fix: line, else the playbook's summary."""
+        chosen = self.chosen_advice(finding)["Mitigate"]
+        fixes = [b.fix for b in chosen.shown if b.fix] if chosen.mode in ("one", "otherwise") else []
+        return fixes[0] if fixes else finding.playbook.mitigation_summary
+
+    def window(self) -> dict:
+        if self.time_range is None:
+            return window(self.input)
+        first, last = self.time_range
+        return {"start": self.clock.iso(first), "seconds": last - first}
+
+    def time_json(self) -> dict:
+        """`timeline` and `spikes` (inputs with sample times only; doc/timeline.md)."""
+        if self.timeline is None:
+            return {}
+        return {"timeline": self.timeline.to_json(), "spikes": [s.to_json(self) for s in self.spikes]}
+
+    def whole_share(self, ident: str) -> float:
+        return next((m.share for m in self.matches if m.playbook.id == ident), 0.0)
 
 
 def input_digest(source: str) -> Optional[str]:
@@ -196,12 +224,13 @@ def _joined_code(names: Sequence[str]) -> list:
 def headline(diagnosis: Diagnosis) -> Prose:
     if diagnosis.input.profile.not_cpu:
         return Prose.of(offcpu.headline(diagnosis.input.profile.not_cpu))
+    spiked = timeview.spike_headline(diagnosis)
+    if spiked:
+        return spiked
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
-        chosen = diagnosis.chosen_advice(top)["Mitigate"]
-        fixes = [b.fix for b in chosen.shown if b.fix] if chosen.mode in ("one", "otherwise") else []
-        sentence = headlines.with_finding(top.to_json(), fixes[0] if fixes else top.playbook.mitigation_summary)
+        sentence = headlines.with_finding(top.to_json(), diagnosis.fix_for(top))
         return Prose.of(sentence, *unverified_warning(diagnosis, top))
     if diagnosis.restricted:
         return headlines.RESTRICTED
@@ -224,9 +253,13 @@ def load_playbooks(extra_dirs: Sequence[str] = (), min_share: Optional[float] = 
 
 
 def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Optional[float] = None,
-                  loaded: Optional[List[playbooks.Playbook]] = None) -> Diagnosis:
+                  loaded: Optional[List[playbooks.Playbook]] = None,
+                  time_range: Tuple[Optional[str], Optional[str]] = (None, None)) -> Diagnosis:
+    """Diagnose INPUT; `time_range` is diagnose's --from/--to as typed (None: open end)."""
     inp = inputs.load(source)
     books = loaded if loaded is not None else load_playbooks(extra_dirs, min_share)
+    clock = clock_for(inp.profile.time_span, inp.profile.origin, inp.manifest)
+    seconds = timeview.restrict(inp, clock, time_range)
     restricted = kernel_symbols_restricted(inp)
     not_cpu = inp.profile.not_cpu        # off-CPU time or call durations: never diagnosed as CPU time
     matches = [] if not_cpu else match.match_all(books, inp.profile)
@@ -240,7 +273,9 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     diagnosis = Diagnosis(source, inp, books, findings, ruled_out, [] if not_cpu else hotspots(inp.profile), samples,
                           data_quality(inp, restricted, inconclusive_ids), restricted,
                           cpu=None if not_cpu else headlines.cpu_split(inp.facts, samples),
-                          busy_commands=headlines.busy_commands(inp.profile))
+                          busy_commands=headlines.busy_commands(inp.profile),
+                          matches=matches, clock=clock, time_range=seconds)
+    timeview.add_timeline(diagnosis)
     diagnosis.headline = headline(diagnosis)
     return diagnosis
 
@@ -332,6 +367,7 @@ def report_context(diagnosis: Diagnosis) -> dict:
         "show_hotspots": not any(f.confidence != "low" for f in diagnosis.findings) and not inp.profile.not_cpu,
         "not_cpu": inp.profile.not_cpu,
         "playbook_count": len(diagnosis.playbooks), "version": __version__, "schema": SCHEMA_VERSION,
+        "time": timeview.report_context(diagnosis),
     }
 
 
@@ -358,13 +394,26 @@ def render_flamegraph(diagnosis: Diagnosis) -> str:
 
 
 def write_outputs(diagnosis: Diagnosis, out_dir: Path) -> Dict[str, Path]:
-    """The four outputs, written as one set by outputs.write_set (findings.json last: it marks a
-    finished set)."""
+    """Every output, written as one set; findings.json last (it marks a finished set)."""
+    renders = {"report.md": lambda: render_report(diagnosis), "report.txt": lambda: render_text(diagnosis),
+               "flamegraph.svg": lambda: render_flamegraph(diagnosis),
+               "profile.speedscope.json": lambda: render_speedscope(diagnosis)}
+    if diagnosis.timeline is not None:
+        renders["timeline.svg"] = lambda: timeview.render_svg(diagnosis)
+    renders["findings.json"] = lambda: json.dumps(diagnosis.findings_json(), indent=2) + "\n"
+    return write_texts(out_dir, renders)
+
+
+def write_texts(out_dir: Path, renders: Dict[str, Callable[[], str]]) -> Dict[str, Path]:
+    """A command's output files, all rendered first, then written as one set by outputs.write_set
+    (no symlink followed, renamed into place in this order, the directory locked)."""
     from .outputs import write_set
 
-    return write_set(out_dir, {
-        "report.md": render_report(diagnosis).encode("utf-8"),
-        "report.txt": render_text(diagnosis).encode("utf-8"),
-        "flamegraph.svg": render_flamegraph(diagnosis).encode("utf-8"),
-        "findings.json": (json.dumps(diagnosis.findings_json(), indent=2) + "\n").encode("utf-8"),
-    })
+    return write_set(out_dir, {name: render().encode("utf-8") for name, render in renders.items()})
+
+
+def render_speedscope(diagnosis: Diagnosis) -> str:
+    from .speedscope import document
+
+    return json.dumps(document(diagnosis.input.profile, f"flamediag: {diagnosis.input.name}"),
+                      separators=(",", ":")) + "\n"

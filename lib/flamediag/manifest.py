@@ -78,6 +78,7 @@ PERF_FIELDS: Dict[str, Check] = {
     "paranoid": (_optional(_integer), "an integer"), "kptr_restrict": (_optional(_integer), "an integer"),
     "max_sample_rate": (_optional(_integer), "an integer"), "mlock_kb": (_optional(_integer), "an integer"),
     "kernel_symbols": TEXT, "lost_chunks": INTEGER, "warnings": (_list_of(_text), "a list of strings"),
+    "enabled_epoch": (_optional(_number), "a finite number or null"),
 }
 COLLECTOR_FIELDS: Dict[str, Check] = {
     "name": TEXT, "phase": (_optional(_text), "a string"), "instance": (_optional(_text), "a string or null"),

@@ -48,6 +48,7 @@ class Match:
     claimed_by: Set[str] = field(default_factory=set)       # ... because these frames were listed
     rivals: Set[str] = field(default_factory=set)           # ... which these playbooks also identified
     unlisted: float = 0.0                                   # pasted listing: busy weight of entries left out
+    seconds: Counter = field(default_factory=Counter)       # second index -> matched weight (timed inputs)
 
     @property
     def share(self) -> float:
@@ -274,6 +275,8 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
         if record.comm:
             result.comms[record.comm] += record.weight
         result.stacks[names] += record.weight
+        if record.seconds:
+            result.seconds.update(record.seconds)
     return result
 
 

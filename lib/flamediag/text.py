@@ -2,7 +2,7 @@
 emitted raw (to a terminal, into report.md, or accepted in a bundle member name).
 
     >>> pct(0.7698), pct(0.05), pct(0), pct_whole(0.05)
-    ('77 %', '5.0 %', '0.0 %', '5 %')
+    ('77 %', '5.0 %', '0 %', '5 %')
     >>> strip_controls("ok\\x1b\\u202e!")
     'ok!'
     >>> escape_controls("bell\\x07 tab\\tend")
@@ -35,9 +35,9 @@ def from_os(text: str) -> str:
 
 
 def pct(fraction) -> str:
-    """A fraction as a percentage: one decimal below 10 %, none above."""
+    """A fraction as a percentage: one decimal below 10 %, none above, and none for nothing at all."""
     fraction = float(fraction or 0)
-    return f"{fraction * 100:.1f} %" if fraction < 0.1 else f"{fraction * 100:.0f} %"
+    return f"{fraction * 100:.1f} %" if 0 < fraction < 0.1 else f"{fraction * 100:.0f} %"
 
 
 def pct_whole(fraction) -> str:

@@ -52,7 +52,10 @@ setup() {
 	run -0 mq "$BUNDLE" '2.5 <= m["duration_actual"] <= 6 and m["self_cpu_seconds"] > 0 and m["kernel"] == "'"$(uname -r)"'"'
 	assert_output true
 	run -0 mq "$BUNDLE" 'sorted(m["perf"])'
-	assert_output '["kernel_symbols", "kptr_restrict", "lost_chunks", "max_sample_rate", "mlock_kb", "paranoid", "warnings"]'
+	assert_output '["enabled_epoch", "kernel_symbols", "kptr_restrict", "lost_chunks", "max_sample_rate", "mlock_kb", "paranoid", "warnings"]'
+	# perf acknowledged "enable" inside the window: the diagnoser's clock for the sample times
+	run -0 mq "$BUNDLE" '(lambda t: t(m["start_utc"]) <= m["perf"]["enabled_epoch"] <= t(m["end_utc"]) + 1)(lambda s: __import__("calendar").timegm(__import__("time").strptime(s, "%Y-%m-%dT%H:%M:%SZ")))'
+	assert_output true
 	run -0 mq "$BUNDLE" '[m["perf"]["paranoid"], m["perf"]["kptr_restrict"], m["perf"]["kernel_symbols"]]'
 	assert_output "[$(cat /proc/sys/kernel/perf_event_paranoid), $(cat /proc/sys/kernel/kptr_restrict), \"$(host_kernel_symbols_as_root)\"]"
 }

@@ -3,7 +3,6 @@ errors, a click zooms, search highlights with a matched percentage, hostile fram
 dialog. Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -12,36 +11,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lib"))
 
+from browser_support import ARTIFACTS, browser, open_page  # noqa: E402,F401 (browser: a fixture)
 from flamediag.collapse import CollapseOptions, collapse_file  # noqa: E402
 from flamediag.flamegraph import Highlight, render_svg  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = ROOT / "test-artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 HOSTILE = ["<script>alert(1)</script>", '"><svg onload=alert(2)>', "a & b", "x ]]> y",
            "<img src=x onerror=alert(3)>", "javascript:alert(4)"]
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (make venv-dev)")
-if not os.access(CHROMIUM, os.X_OK):
-    pytest.skip(f"{CHROMIUM} not found: apt-get install chromium to run the browser tests", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
-
-
 def open_svg(browser, path: Path, query: str = ""):
-    page = browser.new_page(viewport={"width": 1250, "height": 700})
-    events = {"errors": [], "dialogs": []}
-    page.on("pageerror", lambda err: events["errors"].append(str(err)))
-    page.on("console", lambda msg: msg.type == "error" and events["errors"].append(msg.text))
-    page.on("dialog", lambda dialog: (events["dialogs"].append(dialog.message), dialog.dismiss()))
-    page.goto(path.as_uri() + query)
+    page, events = open_page(browser, path.as_uri() + query)
     page.wait_for_function("typeof frames !== 'undefined' && frames.length > 0")
     return page, events
 

@@ -1,6 +1,7 @@
 """flamediag diagnose - diagnose a bundle, perf script text, folded stacks or a ticket paste.
 
-Writes DIR/report.md, DIR/report.txt, DIR/flamegraph.svg and DIR/findings.json; prints the
+Writes DIR/report.md, DIR/report.txt, DIR/flamegraph.svg, DIR/findings.json and
+DIR/profile.speedscope.json (and DIR/timeline.svg for inputs with sample times); prints the
 headline to stderr.
 See doc/diagnose.md.
 """
@@ -17,9 +18,12 @@ from ..playbooks import PlaybookError
 
 DESCRIPTION = """Diagnose a CPU-system spike offline (no root, no perf): match the stacks against the
 playbooks, corroborate with the bundle's metrics, and write report.md, report.txt (plain text for
-tickets without markdown), flamegraph.svg and findings.json (doc/findings-json.md). INPUT is
-detected by content: a bundle (.tar.gz or extracted directory), `perf script` text (plain or .gz),
-folded stacks, or text pasted from a ticket.
+tickets without markdown), flamegraph.svg, findings.json (doc/findings-json.md) and
+profile.speedscope.json. INPUT is detected by content: a bundle (.tar.gz or extracted directory),
+`perf script` text (plain or .gz), folded stacks, or text pasted from a ticket.
+Inputs with sample times (bundles, perf script) also get timeline.svg and a spike search:
+seconds where the kernel, softirq or a signature's share rises well above the rest are
+diagnosed on their own and reported first; --from/--to restrict the diagnosis by hand.
 Exit 0 whether or not a problem is found; 65 when the input is unusable."""
 
 EXAMPLES = """\
@@ -30,6 +34,8 @@ EXAMPLES = """\
     flamediag diagnose out.folded --min-share 2                   # report signatures from 2 % of busy samples
     flamediag diagnose ticket.txt --playbooks ./my-playbooks      # extra playbook directory
     flamediag diagnose - -o /tmp/ticket < ticket.txt               # - reads stdin (a pipe works too)
+    flamediag diagnose BUNDLE --from 25 --to 35                   # seconds 25-35 of the samples only
+    flamediag diagnose BUNDLE --from 03:15:25 --to 03:15:35       # the same by UTC clock time
 """
 
 
@@ -48,6 +54,10 @@ def add_playbook_options(parser) -> None:
     """--min-share and --playbooks, shared by every command that diagnoses."""
     parser.add_argument("--min-share", metavar="PCT", type=float,
                         help="override every playbook's min_share: percent of busy samples a signature needs")
+    parser.add_argument("--from", dest="start", metavar="T",
+                        help="diagnose from T: seconds from the first sample (25), a UTC time (03:15:25) "
+                             "or an ISO time (2026-11-22T03:15:25Z)")
+    parser.add_argument("--to", dest="end", metavar="T", help="diagnose up to T (same forms as --from)")
     parser.add_argument("--playbooks", metavar="DIR", action="append", default=[],
                         help="extra playbook directory (repeatable; also $FLAMEDIAG_PLAYBOOKS)")
 
@@ -75,7 +85,7 @@ def main(argv) -> int:
         raise UserError(f"{err}", errors.DATAERR)
     out_dir = Path(args.output) if args.output else Path.cwd() / f"{input_name(args.input)}-diagnosis"
     check_target(out_dir)
-    diagnosis = run_diagnosis(args.input, loaded=books)
+    diagnosis = run_diagnosis(args.input, loaded=books, time_range=(args.start, args.end))
     paths = write_outputs(diagnosis, out_dir)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")

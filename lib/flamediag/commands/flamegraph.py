@@ -1,4 +1,5 @@
-"""flamediag flamegraph — folded stacks -> interactive SVG flame graph."""
+"""flamediag flamegraph — folded stacks (or perf script) -> interactive SVG flame graph, or a
+speedscope file with --format speedscope."""
 from __future__ import annotations
 
 import io
@@ -26,7 +27,9 @@ an outline, with a legend. Runs of [unknown] frames merge into one and thin towe
 flamegraph.pl's flags work where it has them: --colors, --inverted, --reverse, --hash,
 --height, --fontsize, --notes, --title, --subtitle, --width, --minwidth, --countname; the zoom,
 search (?s=) and ignore-case (ic) state are kept in the URL.
-perf script input is accepted too (collapsed with --all --context-frames first)."""
+perf script input is accepted too (collapsed with --all --context-frames first).
+--format speedscope writes a speedscope file (https://www.speedscope.app) instead: busy samples
+of all CPUs, and for perf script one time-ordered profile per CPU (doc/flamegraph.md)."""
 
 EXAMPLES = """
     flamediag collapse --all --context-frames perf.script.gz | flamediag flamegraph - > cpu.svg
@@ -35,6 +38,7 @@ EXAMPLES = """
         --highlight spinlock='native_queued_spin_lock_slowpath' -o cpu.svg
     flamediag flamegraph big.folded --minwidth 0.5 -o big.svg     # elide more for huge inputs
     flamediag flamegraph out.folded --inverted --colors blue -o icicle.svg
+    flamediag flamegraph perf.script.gz --format speedscope -o cpu.speedscope.json   # open in speedscope
 """
 
 
@@ -63,7 +67,9 @@ def build_parser():
                         help="keep runs of [unknown] frames as they are")
     parser.add_argument("--no-cap", dest="cap_towers", action="store_false",
                         help="never cut thin deep towers")
-    parser.add_argument("-o", "--output", default="-", metavar="SVG", help="write here (default: stdout)")
+    parser.add_argument("--format", choices=("svg", "speedscope"), default="svg",
+                        help="svg (default) or speedscope (JSON for https://www.speedscope.app)")
+    parser.add_argument("-o", "--output", default="-", metavar="FILE", help="write here (default: stdout)")
     return parser
 
 
@@ -76,6 +82,34 @@ def parse_highlight(spec: str, index: int) -> Highlight:
         return Highlight(ident, re.compile(pattern))
     except re.error as err:
         raise UserError(f"--highlight {ident}: bad regular expression ({err}): fix the pattern", errors.USAGE)
+
+
+def read_any_profile(stream: BinaryIO):
+    """perf script or folded stacks as a Profile (speedscope output needs frames and times)."""
+    from ..folded import read_profile as read_folded
+
+    stream = open_binary(stream)
+    head = stream.peek(1 << 16)[: 1 << 16] if hasattr(stream, "peek") else b""
+    return read_perf_script(stream) if head and is_perf_script(head) else read_folded(stream)
+
+
+def write_speedscope(args) -> int:
+    import json
+    from pathlib import Path
+
+    from ..speedscope import document
+
+    with open_input(args.input) as stream:
+        profile = read_any_profile(stream)
+    if not profile.records:
+        raise UserError("no stacks found: give folded stacks (`a;b;c 12` lines) or perf script text")
+    name = args.title if args.title != "Flame Graph" else ("stdin" if args.input == "-" else Path(args.input).name)
+    data = json.dumps(document(profile, name), separators=(",", ":")) + "\n"
+    size = write_output(args.output, data)
+    where = "stdout" if args.output == "-" else args.output
+    timed = " with sample times (time-order view per CPU)" if profile.seconds() else " (no sample times)"
+    warn("flamegraph", f"wrote {where}: {size:,} bytes, speedscope file{timed}")
+    return errors.OK
 
 
 def read_stacks(stream: BinaryIO, problems: Problems) -> List[Tuple[str, float]]:
@@ -125,6 +159,8 @@ def main(argv) -> int:
     if not 4 <= args.height <= 200 or not 4 <= args.fontsize <= 100:
         raise UserError("--height must be 4..200 px and --fontsize 4..100", errors.USAGE)
     highlights = [parse_highlight(spec, i) for i, spec in enumerate(args.highlight)]
+    if args.format == "speedscope":
+        return write_speedscope(args)
     problems = Problems()
     with open_input(args.input) as stream:
         stacks = read_stacks(stream, problems)

@@ -119,6 +119,11 @@ def _values(tokens: List[str]) -> Optional[List[float]]:
     return None if None in values else values
 
 
+def average(intervals: List[dict]) -> Dict[str, Dict[str, float]]:
+    """Per-CPU mean of some interval rows (e.g. those of one spike), as `average` of parse()."""
+    return _mean(intervals)
+
+
 def _mean(intervals: List[dict]) -> Dict[str, Dict[str, float]]:
     sums: Dict[str, Dict[str, float]] = {}
     counts: Dict[str, int] = {}
@@ -190,7 +195,7 @@ def _json_interval(stat, columns: List[str], notes: List[str]) -> Optional[dict]
         "mpstat.soft_pct.concentration", "mpstat.<col>_pct.vs_rest", "mpstat.sys_pct.max",
         "mpstat.sys_pct.max_cpu", "mpstat.sys_pct.concentration", "mpstat.irq_pct.max",
         "mpstat.irq_pct.max_cpu", "mpstat.irq_pct.concentration", "cpus",
-        uses=("cpus",), series=("mpstat", "mpstat.intervals"))
+        uses=("cpus",), series=("mpstat", "mpstat.intervals", "procstat.intervals"))
 def utilisation_facts(src) -> None:
     """Per-CPU window averages: mpstat text, else its JSON, else (no sysstat) the procstat series or
     the proc.stat snapshots. Sets `cpus` only when the manifest and lscpu did not."""
@@ -222,12 +227,36 @@ def _procstat_utilisation(src):
     """Fallback without sysstat: the procstat window series, else proc.stat start/end."""
     result, path, bad = src.parsed("procstat", procstat.parse_series_result)
     if result and len(result["series"]) >= 2:
-        first, last = result["series"][0][1], result["series"][-1][1]
+        series = result["series"]
+        src.facts.series["procstat.intervals"] = [
+            {"time": "", "epoch": epoch, "cpus": procstat.utilisation(before, after)}
+            for (_, before), (epoch, after) in zip(series, series[1:])]
+        first, last = series[0][1], series[-1][1]
         return procstat.utilisation(first, last), path, bad
     start, end, path, bad = src.pair("proc.stat", procstat.parse)
     if start is None:
         return None, None, False
     return procstat.utilisation(start, end), path, bad
+
+
+def restricted_to(facts, intervals: List[dict]):
+    """A copy of `facts` whose `mpstat.*` facts are averages over `intervals` only (the rows of
+    a spike or of a --from/--to range, in `facts.series["mpstat.intervals"]` form); every other
+    fact (settings, start/end counter deltas) stays the whole window's."""
+    copy = type(facts)()
+    path = facts.source("mpstat.sys_pct.avg") or facts.source("mpstat.usr_pct.avg")
+    bad = facts.unverified("mpstat.sys_pct.avg")
+    for name, value in facts.items():
+        if not name.startswith("mpstat."):
+            copy.set(name, value, facts.source(name), facts.unverified(name))
+    copy.data_quality = list(facts.data_quality)
+    copy.series = dict(facts.series)
+    copy.collectors_read = set(facts.collectors_read)
+    copy.made_by = dict(facts.made_by)
+    averages = average(intervals)
+    if averages:
+        _column_facts(copy, averages, path, bad)
+    return copy
 
 
 def _column_facts(facts, averages: Dict[str, Dict[str, float]], path, bad) -> None:
