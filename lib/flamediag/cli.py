@@ -11,7 +11,6 @@ Every Python subcommand builds its parser with `make_parser()` and runs through 
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import signal
 import sys
@@ -59,20 +58,6 @@ def json_for_terminal(text: str) -> str:
     '{"a": "x\\\\u202ey\\\\u009b"}'
     """
     return escape_in_json(text)
-
-
-def check_output_dir(out_dir) -> None:
-    """An -o path that exists and is not a directory: one line, exit 77 (before any work is lost)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", errors.NOPERM)
-
-
-def write_failed(err: OSError, out_dir) -> UserError:
-    """The one-line error for outputs that could not be written: exit 1 when the disk is full
-    (a partial result), else 77 (not writable)."""
-    where = err.filename or out_dir
-    code = errors.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else errors.NOPERM
-    return UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
 
 
 def warn(sub: str, message: str) -> None:
