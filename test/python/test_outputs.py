@@ -18,7 +18,7 @@ from flamediag.errors import UserError
 ROOT = Path(__file__).resolve().parents[2]
 FLAMEDIAG = ROOT / "bin" / "flamediag"
 SAMPLE = ROOT / "samples" / "zone-reclaim-rhel6"
-SET = ("report.md", "report.txt", "flamegraph.svg", "findings.json")
+SET = ("report.md", "report.txt", "flamegraph.svg", "profile.speedscope.json", "timeline.svg", "findings.json")
 
 
 def diagnose(source, out, **kwargs):
