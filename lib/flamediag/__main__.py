@@ -19,9 +19,9 @@ def main(argv=None) -> int:
         sys.stderr.write("Try 'flamediag --help'.\n")
         return errors.USAGE
     sub, rest = argv[0], argv[1:]
-    module = importlib.import_module(f"flamediag.commands.{sub}")
     cli.install_sigterm_handler()
-    return cli.run(sub, module.main, rest)
+    # imported inside run(): a Python lacking a requirement gets the one-line error, not a traceback
+    return cli.run(sub, lambda args: importlib.import_module(f"flamediag.commands.{sub}").main(args), rest)
 
 
 if __name__ == "__main__":

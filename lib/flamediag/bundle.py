@@ -33,12 +33,13 @@ import stat
 import weakref
 import zlib
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Set
+from contextlib import contextmanager
+from typing import BinaryIO, Dict, Iterator, List, Mapping, Optional, Set
 
-from . import collectors
+from . import collectors, errors
 from .errors import UserError
 from .safetar import (O_NOFOLLOW, O_NONBLOCK, BundleRefused, extract, gunzip_bounded, hash_stream, limits,
-                      looks_like_tarball, member_limit, read_capped, unsafe_name_reason)
+                      looks_like_tarball, member_limit, open_gunzip, read_capped, unsafe_name_reason)
 
 __all__ = ["DEFAULT_PATHS", "Bundle", "BundleRefused", "is_bundle", "limits", "open_bundle", "unsafe_name_reason"]
 
@@ -47,6 +48,21 @@ DEFAULT_PATHS = collectors.default_paths()
 
 # Budgets (env overrides exist for tests and for unusually large captures).
 MAX_MANIFEST_BYTES = 16 * 1024 ** 2
+MAX_SUMS_LINE = 4096       # 64 hex digits, two spaces and a name of at most 1024 characters
+MAX_LISTED_PROBLEMS = 10   # integrity sentences per kind; the rest are counted in one
+MAX_TEXT_MEMBER_BYTES = 32 * 1024 ** 2     # a collector's text output read for facts (read_text)
+MAX_MANIFEST_DEPTH = 32     # ours is 3 deep; every reader of the manifest may walk it recursively
+
+
+def _check_depth(value) -> None:
+    """ValueError when JSON `value` nests deeper than MAX_MANIFEST_DEPTH (walked without recursion)."""
+    level = [value]
+    for _ in range(MAX_MANIFEST_DEPTH):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return
+    raise ValueError(f"nested deeper than {MAX_MANIFEST_DEPTH} levels")
 
 
 # -- storage: where member bytes live ------------------------------------------------------
@@ -92,7 +108,12 @@ class _DirStore:
     def open(self, name: str):
         if name not in self._digests:
             raise KeyError(name)
-        fd = os.open(os.path.join(self.root, name), os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        path = os.path.join(self.root, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        except PermissionError:
+            raise UserError(f"{path}: cannot read (permission denied): run as a user who can read every file "
+                            "of the bundle", errors.NOPERM)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise OSError(f"{name!r} is no longer a regular file")
@@ -212,8 +233,22 @@ class Bundle:
         return self.read_path(path)
 
     def read_text(self, name: str, phase: Optional[str] = None, instance: Optional[str] = None) -> Optional[str]:
-        data = self.read(name, phase, instance)
-        return None if data is None else data.decode("utf-8", errors="replace")
+        """A collector's output as text, or None; past MAX_TEXT_MEMBER_BYTES (no collector writes
+        that much) it is not read, and a problem sentence says so."""
+        path = self.source(name, phase, instance)
+        if path is None or not self._store.has(path):
+            return None
+        try:
+            with self.open_path(path) as stream:
+                data = stream.read(MAX_TEXT_MEMBER_BYTES + 1)
+        except (OSError, EOFError, ValueError, zlib.error) as err:
+            self._note(f"{path}: unreadable ({err})")
+            return None
+        if len(data) > MAX_TEXT_MEMBER_BYTES:
+            self._note(f"{path}: larger than {MAX_TEXT_MEMBER_BYTES // 1024 ** 2} MiB: not read (its facts are "
+                       "not captured)")
+            return None
+        return data.decode("utf-8", errors="replace")
 
     def read_path(self, path: str) -> Optional[bytes]:
         """A member's bytes (gunzipped, bounded, when its name ends in .gz), or None."""
@@ -222,11 +257,18 @@ class Bundle:
         try:
             if path.endswith(".gz"):
                 with self._store.open(path) as handle:
-                    return gunzip_bounded(handle, member_limit())
+                    return gunzip_bounded(handle, member_limit(), f"member {path}")
             return self._store.read(path)
-        except (OSError, EOFError, ValueError, zlib.error) as err:
+        except (OSError, EOFError, ValueError, zlib.error, BundleRefused) as err:
             self._note(f"{path}: unreadable ({err})")
             return None
+
+    @contextmanager
+    def open_path(self, path: str) -> Iterator[BinaryIO]:
+        """A member as a stream of its plain bytes (gunzipped when its name ends in .gz, under the
+        member size and ratio budgets: BundleRefused past them), for readers that stream."""
+        with self._store.open(path) as handle:
+            yield open_gunzip(handle, f"{self.origin}: member {path}") if path.endswith(".gz") else handle
 
     def read_raw(self, path: str) -> Optional[bytes]:
         """A member's bytes exactly as stored (no gunzip), or None."""
@@ -257,6 +299,7 @@ class Bundle:
             if len(raw) > MAX_MANIFEST_BYTES:
                 raise ValueError(f"larger than {MAX_MANIFEST_BYTES} bytes")
             manifest = json.loads(raw.decode("utf-8", errors="replace"))
+            _check_depth(manifest)
         except (ValueError, RecursionError, OSError) as err:
             self.problems.append(f"manifest.json unparseable ({str(err)[:200]}); capture was probably killed")
             return {}
@@ -271,22 +314,33 @@ class Bundle:
             self.problems.append("SHA256SUMS missing: bundle integrity not verified")
             self.unverified = set(names)
             return
-        listed = _parse_sums(self._store.read("SHA256SUMS"), self.problems)
+        with self._store.open("SHA256SUMS") as handle:
+            listed = _parse_sums(handle, self.problems, limits()["members"])
+        if listed is None:
+            self.unverified = set(names)
+            return
+        mismatched, unlisted = [], []
         for name in sorted(names):
             if name == "SHA256SUMS":
                 continue
             want = listed.get(name)
             if want is None:
-                self.unverified.add(name)
-                self.problems.append(f"{name}: not listed in SHA256SUMS (unverified)")
+                unlisted.append(name)
             elif self._store.sha256(name) != want:
-                self.unverified.add(name)
-                self.problems.append(f"{name}: SHA256 mismatch — file changed after capture (tampered or corrupted)")
-        for name in sorted(listed):
-            if not self._store.has(name):
-                self.unverified.add(name)
-                self.problems.append(f"{name}: listed in SHA256SUMS but missing from the bundle")
+                mismatched.append(name)
+        missing = [name for name in sorted(listed) if not self._store.has(name)]
+        self._flag(unlisted, "not listed in SHA256SUMS (unverified)")
+        self._flag(mismatched, "SHA256 mismatch — file changed after capture (tampered or corrupted)")
+        self._flag(missing, "listed in SHA256SUMS but missing from the bundle")
         self._carry_redaction_verdicts()
+
+    def _flag(self, names: List[str], why: str) -> None:
+        """Mark `names` unverified: one problem sentence each for the first few, then one count."""
+        self.unverified.update(names)
+        for name in names[:MAX_LISTED_PROBLEMS]:
+            self.problems.append(f"{name}: {why}")
+        if len(names) > MAX_LISTED_PROBLEMS:
+            self.problems.append(f"{len(names) - MAX_LISTED_PROBLEMS} more files: {why}")
 
     def _carry_redaction_verdicts(self) -> None:
         """`flamediag redact` regenerates SHA256SUMS; files that failed verification before
@@ -301,12 +355,14 @@ class Bundle:
                 self.problems.append(f"{name}: failed SHA256SUMS before redaction (unverified)")
 
 
-def _parse_sums(raw: bytes, problems: List[str]) -> Dict[str, str]:
-    """GNU sha256sum lines `<hex>  <name>` (or ` *<name>`); a name listed twice with two digests
-    keeps an impossible digest so the file counts as mismatching."""
+def _parse_sums(handle, problems: List[str], max_entries: int) -> Optional[Dict[str, str]]:
+    """GNU sha256sum lines `<hex>  <name>` (or ` *<name>`), streamed; a name listed twice with two
+    digests keeps an impossible digest so the file counts as mismatching. None (with one problem
+    sentence) when the file lists more entries than a bundle may hold members: it is not usable."""
     listed: Dict[str, str] = {}
     bad = 0
-    for line in raw.decode("utf-8", errors="replace").splitlines():
+    for raw_line in iter(lambda: handle.readline(MAX_SUMS_LINE), b""):
+        line = raw_line.decode("utf-8", errors="replace").rstrip("\r\n")
         if not line.strip():
             continue
         digest, sep, name = line.partition(" ")
@@ -318,9 +374,14 @@ def _parse_sums(raw: bytes, problems: List[str]) -> Dict[str, str]:
             bad += 1
             continue
         listed[name] = digest if listed.get(name, digest) == digest else "conflicting entries"
+        if len(listed) > max_entries:
+            problems.append(f"SHA256SUMS lists more than {max_entries} files, more than a bundle may hold: "
+                            "not used, bundle integrity not verified")
+            return None
     if bad:
         problems.append(f"SHA256SUMS: {bad} malformed line(s) ignored")
     return listed
+
 
 # -- entry points -------------------------------------------------------------------------
 def is_bundle(path: Path) -> bool:

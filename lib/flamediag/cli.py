@@ -4,15 +4,18 @@ Every Python subcommand builds its parser with `make_parser()` and runs through 
 - `--help` prints the usage block (ending in examples) to stdout, exit 0;
 - a bad flag prints the usage to stderr, exit 2;
 - `UserError` prints one line `flamediag SUB: ERROR: ...` and exits with its code;
-- Ctrl-C exits 130, a broken pipe (`| head`) exits quietly.
+- Ctrl-C exits 130, a broken pipe (`| head`) exits quietly;
+- any other exception is a bug: one line naming the input and the file holding the traceback
+  (for the bug report), exit 70 (EX_SOFTWARE). Commands name their input with `note_input()`.
 """
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import signal
 import sys
+import tempfile
+import traceback
 from typing import Callable, Sequence
 
 from . import errors
@@ -57,22 +60,33 @@ def json_for_terminal(text: str) -> str:
     return escape_in_json(text)
 
 
-def check_output_dir(out_dir) -> None:
-    """An -o path that exists and is not a directory: one line, exit 77 (before any work is lost)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"{out_dir}: exists and is not a directory: choose another directory with -o", errors.NOPERM)
-
-
-def write_failed(err: OSError, out_dir) -> UserError:
-    """The one-line error for outputs that could not be written: exit 1 when the disk is full
-    (a partial result), else 77 (not writable)."""
-    where = err.filename or out_dir
-    code = errors.PARTIAL if err.errno in (errno.ENOSPC, errno.EDQUOT) else errors.NOPERM
-    return UserError(f"{where}: cannot write ({err.strerror}): choose another directory with -o", code)
-
-
 def warn(sub: str, message: str) -> None:
     sys.stderr.write(safe_for_terminal(f"flamediag {sub}: {message}") + "\n")
+
+
+_current_input: list = []
+
+
+def note_input(path) -> None:
+    """Remember what the command is reading, for the one-line report of an unexpected error."""
+    _current_input[:] = [str(path)]
+
+
+def report_bug(sub: str, argv: Sequence[str]) -> int:
+    """The last line of defence: the traceback goes to a file, the terminal gets one line."""
+    error = sys.exc_info()[1]
+    where = _current_input[0] if _current_input else " ".join(argv) or "(no arguments)"
+    try:
+        fd, crash_file = tempfile.mkstemp(prefix=f"flamediag-{sub}-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(f"flamediag {sub} {' '.join(argv)}\n")
+            traceback.print_exc(file=handle)
+        saved = f"the traceback is in {crash_file}"
+    except OSError as err:
+        saved = f"the traceback could not be saved ({err.strerror})"
+    warn(sub, f"ERROR: {where}: unexpected {type(error).__name__}: {error}: this is a bug in flamediag; "
+              f"please report it with the input if you can share it ({saved})")
+    return errors.SOFTWARE
 
 
 def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:
@@ -89,6 +103,15 @@ def run(sub: str, main: Callable[[Sequence[str]], int], argv: Sequence[str]) -> 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return errors.OK
+    except ModuleNotFoundError as err:
+        if err.name and "." not in err.name and err.name not in sys.builtin_module_names and not err.name.startswith("flamediag"):
+            warn(sub, f"ERROR: the Python running flamediag ({sys.executable}, {sys.version.split()[0]}) lacks the "
+                      f"module {err.name}: install requirements.txt into it, or set FLAMEDIAG_PYTHON to a Python "
+                      "that has them")
+            return errors.USAGE
+        return report_bug(sub, argv)
+    except Exception:  # noqa: BLE001 - anything else is a bug: one line and a traceback file
+        return report_bug(sub, argv)
 
 
 def install_sigterm_handler() -> None:

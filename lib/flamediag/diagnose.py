@@ -20,6 +20,7 @@ from .bundlewriter import file_sha256
 from .clock import Clock, clock_for
 from .profile import Profile, is_idle
 from .report import Prose
+from .text import from_os
 
 SCHEMA_VERSION = 2
 TOP_HOTSPOTS = 10
@@ -62,7 +63,7 @@ class Diagnosis:
             "tool": {"name": "flamediag", "version": __version__},
             "headline": str(self.headline),
             "label": self.label,
-            "input": self.source,
+            "input": from_os(self.source),
             "input_digest": input_digest(self.source),
             "host": capture.get("host") or "",
             "kernel": capture.get("kernel") or str(self.input.facts.get("kernel.release") or ""),
@@ -111,6 +112,8 @@ def input_digest(source: str) -> Optional[str]:
     """`sha256:<hex>` of the input file; for a bundle directory, of its sorted `digest  path` lines
     (the SHA256SUMS layout over every regular file). None for anything else (a pipe)."""
     path = Path(source)
+    if inputs.is_stream(source):
+        return None
     try:
         if path.is_file():
             return "sha256:" + file_sha256(path)
@@ -124,7 +127,7 @@ def input_digest(source: str) -> Optional[str]:
 
 
 def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
-    return bool(evidence.source) and evidence.source in unverified
+    return evidence.unverified or (bool(evidence.source) and evidence.source in unverified)
 
 
 # -- window, samples, hotspots -------------------------------------------------------------------
@@ -165,7 +168,7 @@ def hotspots(profile: Profile, limit: int = TOP_HOTSPOTS) -> List[dict]:
         if record.frames and record.frames[-1].kind == "kernel":
             leaf = names[-1]
             self_weight[leaf] += record.weight
-            if record.weight > best[leaf]:
+            if leaf not in example or record.weight > best[leaf]:
                 best[leaf], example[leaf] = record.weight, names
     return [{"frame": name, "self": round(weight / total_busy, 4),
              "total": round(total_weight[name] / total_busy, 4),
@@ -182,7 +185,8 @@ def kernel_symbols_restricted(inp: inputs.Input) -> bool:
 
 def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence[str]) -> List[str]:
     lines = list(inp.problems) + inp.capture.quality()
-    lines += list(inp.profile.data_quality) + list(getattr(inp.facts, "data_quality", []) or [])
+    lines += list(inp.profile.data_quality) + inp.profile.limit_sentences()
+    lines += list(getattr(inp.facts, "data_quality", []) or [])
     if inp.stack_source in inp.unverified:
         lines.append(f"{inp.stack_source} failed SHA256SUMS: stack evidence is unverified")
     if restricted:
@@ -199,6 +203,24 @@ def data_quality(inp: inputs.Input, restricted: bool, inconclusive_ids: Sequence
 
 
 # -- headline ------------------------------------------------------------------------------------
+def unverified_warning(diagnosis: Diagnosis, finding: scoring.Finding) -> list:
+    """Headline words saying that the finding rests on evidence failing SHA256SUMS (or unchecked)."""
+    files = sorted({e.source for e in finding.evidence if _unverified_note(e, diagnosis.input.unverified)})
+    if not files:
+        return []
+    if any(problem.startswith("SHA256SUMS missing") for problem in diagnosis.input.problems):
+        return ["; UNVERIFIED evidence: the bundle has no SHA256SUMS"]
+    shown = files[:3] + ([f"{len(files) - 3} more"] if len(files) > 3 else [])
+    return ["; UNVERIFIED evidence (changed after capture?): ", *_joined_code(shown), " failed SHA256SUMS"]
+
+
+def _joined_code(names: Sequence[str]) -> list:
+    parts: list = []
+    for index, name in enumerate(names):
+        parts += [", " if index else "", Prose.code(name)]
+    return parts
+
+
 def headline(diagnosis: Diagnosis) -> Prose:
     if diagnosis.input.profile.not_cpu:
         return Prose.of(offcpu.headline(diagnosis.input.profile.not_cpu))
@@ -208,7 +230,8 @@ def headline(diagnosis: Diagnosis) -> Prose:
     confident = [f for f in diagnosis.findings if f.confidence != "low"]
     if confident:
         top = confident[0]
-        return headlines.with_finding(top.to_json(), diagnosis.fix_for(top))
+        sentence = headlines.with_finding(top.to_json(), diagnosis.fix_for(top))
+        return Prose.of(sentence, *unverified_warning(diagnosis, top))
     if diagnosis.restricted:
         return headlines.RESTRICTED
     sentence = headlines.without_finding(diagnosis.cpu, headlines.user_share(diagnosis.samples),
@@ -241,7 +264,8 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     not_cpu = inp.profile.not_cpu        # off-CPU time or call durations: never diagnosed as CPU time
     matches = [] if not_cpu else match.match_all(books, inp.profile)
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
-                                            kernel_symbols_restricted=restricted)
+                                            kernel_symbols_restricted=restricted,
+                                            stacks_unverified=inp.stack_source in inp.unverified)
     if not_cpu:
         ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]
@@ -274,10 +298,8 @@ def _chosen_by(chosen: advice.Chosen) -> Optional[Prose]:
         return Prose.of("For this input: none of the cases applies (", Prose.code(chosen.fact), " = ",
                         Prose.code(scoring._show(chosen.value)), ")", *source)
     if chosen.mode == "all":
-        missing = []
-        for index, name in enumerate(chosen.missing):
-            missing += [", " if index else "", Prose.code(name)]
-        return Prose.of("The input does not say ", *missing, ": every case is shown, pick the one that applies")
+        return Prose.of("The input does not say ", *_joined_code(chosen.missing),
+                        ": every case is shown, pick the one that applies")
     return None
 
 
@@ -372,23 +394,22 @@ def render_flamegraph(diagnosis: Diagnosis) -> str:
 
 
 def write_outputs(diagnosis: Diagnosis, out_dir: Path) -> Dict[str, Path]:
-    renders = {"findings.json": lambda: json.dumps(diagnosis.findings_json(), indent=2) + "\n",
-               "report.md": lambda: render_report(diagnosis), "report.txt": lambda: render_text(diagnosis),
+    """Every output, written as one set; findings.json last (it marks a finished set)."""
+    renders = {"report.md": lambda: render_report(diagnosis), "report.txt": lambda: render_text(diagnosis),
                "flamegraph.svg": lambda: render_flamegraph(diagnosis),
                "profile.speedscope.json": lambda: render_speedscope(diagnosis)}
     if diagnosis.timeline is not None:
         renders["timeline.svg"] = lambda: timeview.render_svg(diagnosis)
+    renders["findings.json"] = lambda: json.dumps(diagnosis.findings_json(), indent=2) + "\n"
     return write_texts(out_dir, renders)
 
 
 def write_texts(out_dir: Path, renders: Dict[str, Callable[[], str]]) -> Dict[str, Path]:
-    """Each output file of a command, rendered then written (UTF-8) into `out_dir` (created)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, render in renders.items():
-        paths[name] = out_dir / name
-        paths[name].write_text(render(), encoding="utf-8")
-    return paths
+    """A command's output files, all rendered first, then written as one set by outputs.write_set
+    (no symlink followed, renamed into place in this order, the directory locked)."""
+    from .outputs import write_set
+
+    return write_set(out_dir, {name: render().encode("utf-8") for name, render in renders.items()})
 
 
 def render_speedscope(diagnosis: Diagnosis) -> str:

@@ -7,6 +7,7 @@ OK = 0
 PARTIAL = 1
 USAGE = 2
 DATAERR = 65      # unusable input (EX_DATAERR)
+SOFTWARE = 70     # a bug in flamediag (EX_SOFTWARE): one line, the traceback in a file
 BUSY = 75         # already running (EX_TEMPFAIL)
 NOPERM = 77       # permission denied (EX_NOPERM)
 SIGINT = 130

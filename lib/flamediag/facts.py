@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import heapq
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from . import collectors, parsers
 from .manifest import Capture, interpret
@@ -34,10 +34,11 @@ from .parsers._builder import Builder, builds
 class Facts:
     """Flat facts with provenance. Absent facts stay absent (a check then says "not captured")."""
 
-    def __init__(self) -> None:
+    def __init__(self, unverified_paths: Iterable[str] = ()) -> None:
         self._values: Dict[str, Any] = {}
         self._sources: Dict[str, Optional[str]] = {}
         self._unverified: set = set()
+        self.unverified_paths = frozenset(unverified_paths)   # bundle files failing SHA256SUMS
         self.data_quality: List[str] = []
         self.series: Dict[str, Any] = {}
         self.collectors_read: set = set()  # collector names that yielded facts
@@ -48,7 +49,7 @@ class Facts:
             return
         self._values[name] = value
         self._sources[name] = source
-        if unverified:
+        if unverified or source in self.unverified_paths:
             self._unverified.add(name)
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -222,13 +223,20 @@ def _table_rank(builder: Builder) -> int:
 def build_facts(reader, capture: Optional[Capture] = None) -> Facts:
     """All facts from a bundle reader (duck-typed like flamediag.bundle.Bundle); `capture` is its
     interpreted manifest (manifest.interpret(reader.manifest) when not given)."""
-    facts = Facts()
+    facts = Facts(_unverified_paths(reader))
     src = Source(reader, facts, capture=capture)
     _run(capture_facts.builder, src)
     for builder in plan():
         _run(builder, src)
     _guarded(_missing_collectors, src, "missing collector check")
     return facts
+
+
+def _unverified_paths(reader) -> set:
+    try:
+        return set(getattr(reader, "unverified", None) or ())
+    except TypeError:
+        return set()
 
 
 def build_facts_from_sections(sections: Dict[str, str]) -> Facts:

@@ -17,7 +17,7 @@ from .contexts import MARKER_CONTEXTS, context_of_marked, mark_contexts_in_frame
 from .perfscript import Problems, open_binary
 from .profile import Frame, Profile
 
-_COUNT = re.compile(rb"^(.*\S)\s+(\d+(?:\.\d+)?)\s*$")
+_NUMBER = re.compile(rb"\d+(?:\.\d+)?")
 _ANNOTATION = {"_[k]": "kernel", "_[j]": "jit", "_[i]": "user", "_[w]": "user"}
 # comm-PID or comm-PID/TID as written by collapse --pid/--tid
 _COMM_PID = re.compile(r"^(.+?)-(\d+|\?)(?:/(\d+))?$")
@@ -26,16 +26,22 @@ _KERNEL_THREAD = re.compile(r"^(swapper|ksoftirqd|kworker|migration|rcu_\w+|kswa
                             r"idle|watchdog|cpuhp|irq|jbd2|kthreadd|init|systemd)(/.*)?$")
 
 
+MAX_COUNT = 1e15     # samples of one stack: a year of 1000 CPUs at 10 kHz is 3e14
+
+
 def parse_line(line: bytes) -> Optional[Tuple[bytes, float]]:
-    """`a;b;c 12` -> (b"a;b;c", 12.0); None for lines that are not folded stacks.
+    """`a;b;c 12` -> (b"a;b;c", 12.0); None for lines that are not folded stacks. Split from the
+    right (linear: a regex backtracked quadratically over long whitespace runs).
 
     >>> parse_line(b"java;main;run 1.5")
     (b'java;main;run', 1.5)
+    >>> parse_line(b"java;a" + b" " * 100000 + b"x") is None
+    True
     """
-    match = _COUNT.match(line)
-    if not match:
+    parts = line.rsplit(None, 1)
+    if len(parts) != 2 or not _NUMBER.fullmatch(parts[1]):
         return None
-    return match.group(1), float(match.group(2))
+    return parts[0].rstrip(), float(parts[1])
 
 
 def frame_of(name: str, annotated: bool = False) -> Frame:
@@ -88,8 +94,10 @@ def iter_stacks(stream: BinaryIO, problems: Problems) -> Iterator[Tuple[bytes, f
         parsed = parse_line(line)
         if parsed is None:
             problems.add("lines that are not `stack count`", line_no)
-            continue
-        yield parsed
+        elif not 0 < parsed[1] <= MAX_COUNT:
+            problems.add(f"lines whose count is 0 or above {MAX_COUNT:.0e}", line_no)
+        else:
+            yield parsed
 
 
 def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:

@@ -13,19 +13,26 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import stat
+import sys
 import tarfile
+import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
 from . import errors
 from .errors import UserError
 from .magic import is_gzip, is_tar_block
 from .manifest import Capture, interpret
 from .profile import Frame, Profile
+from .text import from_os
 
 SNIFF_BYTES = 1 << 16
-MAX_TEXT_BYTES = 1 << 30
+MAX_TEXT_BYTES = 1 << 30          # one input read from a pipe
+MAX_PASTE_BYTES = 32 << 20        # a ticket paste (perf report / top / crash text)
 
 
 class EmptyFacts:
@@ -94,7 +101,7 @@ def _is_tar(path: Path) -> bool:
 
 
 def display_name(path: Path) -> str:
-    name = path.name or str(path)
+    name = from_os(path.name or str(path))
     for suffix in (".tar.gz", ".tgz", ".gz", ".txt", ".script", ".folded", ".collapsed", ".tar"):
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -146,16 +153,91 @@ def check_bundle_directory(path: Path, hint: str = "give a bundle, perf script t
     raise UserError(f"{path}: a directory without a bundle (no manifest.json in it or in one subdirectory): {hint}")
 
 
+OTHER_COMPRESSION = {b"BZh": ("bzip2", "bunzip2"), b"\xfd7zXZ\x00": ("xz", "unxz"),
+                     b"\x28\xb5\x2f\xfd": ("zstd", "unzstd")}
+BINARY_HEAD = 8000       # git's rule: a NUL byte in the first 8000 bytes means binary, not text
+
+
+def refuse_unreadable_kinds(path: Path, head: bytes) -> None:
+    """perf.data, bundles compressed with something else than gzip, and binary data (/dev/zero,
+    a core file) are refused from their first bytes, before anything is read whole."""
+    refuse_perf_data(path, head)
+    for magic, (name, tool) in OTHER_COMPRESSION.items():
+        if head.startswith(magic):
+            raise UserError(f"{path}: compressed with {name}, not gzip: flamediag reads gzip bundles and text; "
+                            f"run `{tool} {path.name}` (or recompress with gzip) and diagnose the result")
+    if not is_gzip(head) and not is_tar_block(head[:512]) and b"\0" in head[:BINARY_HEAD]:
+        raise UserError(f"{path}: binary data (NUL bytes), not text, gzip or a bundle: give a bundle, "
+                        "perf script text, folded stacks or a ticket paste")
+
+
+def is_stream(path_text: str) -> bool:
+    """`-` (stdin), a pipe, a socket or a device: read once, in order; it cannot be reopened."""
+    if path_text == "-":
+        return True
+    try:
+        mode = os.stat(path_text).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def stream_name(path_text: str) -> str:
+    return "stdin" if path_text == "-" or path_text in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0") \
+        else (Path(path_text).name or "stream")
+
+
+def input_name(path_text: str) -> str:
+    """The input's display name, also for `-` and pipes (`stdin`)."""
+    return display_name(Path(stream_name(path_text) if is_stream(path_text) else path_text))
+
+
 def load(path_text: str, stacks: bool = True) -> Input:
     """The input at `path_text`, detected by content. `stacks=False` (flamediag facts) reads only
-    the metrics: no stacks are parsed, and a paste without stacks is fine."""
-    inp = _load_any(path_text, stacks)
+    the metrics: no stacks are parsed, and a paste without stacks is fine. `-`, a pipe or a device
+    is copied once (bounded) into a private file first: every reader below may reopen its path."""
+    inp = _load_stream(path_text, stacks) if is_stream(path_text) else _load_path(Path(path_text), stacks)
     inp.profile.note_timer_event()
     return inp
 
 
-def _load_any(path_text: str, stacks: bool) -> Input:
-    path = Path(path_text)
+def _load_stream(path_text: str, stacks: bool) -> Input:
+    shown = "-" if path_text == "-" else path_text
+    with tempfile.TemporaryDirectory(prefix="flamediag-stream-") as private:
+        copy = Path(private) / stream_name(path_text)
+        try:
+            _spool(path_text, copy)
+            return _load_path(copy, stacks)
+        except UserError as err:
+            raise UserError(str(err).replace(str(copy), shown), err.code)
+
+
+def _spool(path_text: str, copy: Path) -> None:
+    """Copy the stream into `copy`, refusing binary data from its head and anything past the cap."""
+    limit = MAX_TEXT_BYTES
+    source = sys.stdin.buffer if path_text == "-" else open(path_text, "rb")
+    try:
+        head = source.read(SNIFF_BYTES)
+        if not head:
+            raise UserError(f"{path_text}: empty input: no stacks found")
+        refuse_unreadable_kinds(Path(path_text), head)
+        with open(copy, "xb") as out:
+            out.write(head)
+            copied = len(head)
+            for chunk in iter(lambda: source.read(1 << 20), b""):
+                copied += len(chunk)
+                if copied > limit:
+                    raise UserError(f"{path_text}: more than {limit} bytes: too large for one input "
+                                    "(give a bundle, or cut the text to the incident)")
+                out.write(chunk)
+    except OSError as err:
+        raise UserError(f"{path_text}: cannot read ({err.strerror})", errors.NOPERM)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+
+
+def _load_path(path: Path, stacks: bool) -> Input:
     if path.is_dir():
         check_bundle_directory(path)
         return _load_bundle(path, stacks)
@@ -169,7 +251,7 @@ def _load_any(path_text: str, stacks: bool) -> Input:
                         errors.NOPERM if isinstance(err, PermissionError) else errors.DATAERR)
     if not head:
         raise UserError(f"{path}: empty file: no stacks found")
-    refuse_perf_data(path, head)
+    refuse_unreadable_kinds(path, head)
     # A file named like a tarball goes to the bundle reader even when broken or hostile, so the
     # user gets the reader's reason (not gzip, truncated, bad member) instead of "no stacks found".
     from .bundle import is_bundle
@@ -180,7 +262,7 @@ def _load_any(path_text: str, stacks: bool) -> Input:
     if kind == "paste":
         return _load_paste(path) if stacks else _load_evidence(path)
     if not stacks:
-        return Input(display_name(path), kind, Profile(), EmptyFacts(), path.name)
+        return Input(display_name(path), kind, Profile(), EmptyFacts(), from_os(path.name))
     return _load_stacks(path, kind)
 
 
@@ -202,7 +284,8 @@ def _read_stream(path: Path, kind: str) -> Profile:
 
 def _require_stacks(profile: Profile, where: str) -> None:
     if not profile.records:
-        raise UserError(f"{where}: no stacks found (is it `perf script` output, folded stacks or a bundle?)")
+        why = f": {' '.join(profile.data_quality)}" if profile.data_quality else ""
+        raise UserError(f"{where}: no stacks found (is it `perf script` output, folded stacks or a bundle?){why}")
 
 
 def _load_stacks(path: Path, kind: str) -> Input:
@@ -210,7 +293,7 @@ def _load_stacks(path: Path, kind: str) -> Input:
     if not profile.records:
         return _load_paste(path)     # an excerpt from a ticket (one sample, no closing blank line)
     _mark_not_cpu(profile, path)
-    return Input(display_name(path), kind, profile, EmptyFacts(), path.name,
+    return Input(display_name(path), kind, profile, EmptyFacts(), from_os(path.name),
                  notes=["no metrics in this input: corroborating checks are not captured"])
 
 
@@ -243,17 +326,25 @@ def _load_paste(path: Path) -> Input:
     formats = getattr(result, "formats", None) or []
     if formats:
         notes.insert(0, "ticket paste read as: " + ", ".join(str(f) for f in formats))
-    return Input(display_name(path), "paste", result.profile, facts, path.name, notes=notes)
+    return Input(display_name(path), "paste", result.profile, facts, from_os(path.name), notes=notes)
 
 
 def _paste_text(path: Path) -> str:
-    return path.read_bytes()[:MAX_TEXT_BYTES].decode("utf-8", errors="replace")
+    """A ticket paste, whole: text copied from a ticket is never near MAX_PASTE_BYTES; larger text is
+    refused before it is read (the paste readers hold it several times over)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_PASTE_BYTES + 1)
+    if len(data) > MAX_PASTE_BYTES:
+        raise UserError(f"{path}: more than {MAX_PASTE_BYTES // 1024 ** 2} MiB of text that is neither perf script nor "
+                        "folded stacks: too large for a ticket paste; give the bundle, `perf script` output or "
+                        "folded stacks")
+    return data.decode("utf-8", errors="replace")
 
 
 def _load_evidence(path: Path) -> Input:
     from .paste import read_evidence
 
-    return Input(display_name(path), "paste", Profile(), _paste_facts(read_evidence(_paste_text(path))), path.name)
+    return Input(display_name(path), "paste", Profile(), _paste_facts(read_evidence(_paste_text(path))), from_os(path.name))
 
 
 def _paste_facts(sections: Dict[str, str]):
@@ -267,25 +358,26 @@ def _paste_facts(sections: Dict[str, str]):
 
 
 # -- bundles ----------------------------------------------------------------------------------
-def _perf_script_profile(data: bytes) -> Profile:
+def _perf_script_profile(stream: BinaryIO) -> Profile:
     from . import perfscript
 
-    return perfscript.read_profile(io.BytesIO(data))
+    return perfscript.read_profile(stream)
 
 
-def _folded_profile(data: bytes) -> Profile:
+def _folded_profile(stream: BinaryIO) -> Profile:
     from . import folded
 
-    return folded.read_profile(io.BytesIO(data))
+    return folded.read_profile(stream)
 
 
-def _bpftrace_profile(data: bytes) -> Profile:
+def _bpftrace_profile(stream: BinaryIO) -> Profile:
     """bpftrace `@[kstack] = count()` maps (capture's profile when bcc cannot compile), read by the
     paste reader of the same format. Kernel stacks only, without commands or CPUs; `@[]: N` counts
     the samples taken in user space (no kernel stack), kept as busy user time."""
+    from .bundle import MAX_TEXT_MEMBER_BYTES
     from .paste.stacktext import BPF_ONELINE, read_bpftrace
 
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    lines = stream.read(MAX_TEXT_MEMBER_BYTES).decode("utf-8", errors="replace").splitlines()
     profile = Profile(source_format="bpftrace-kstack")
     block = read_bpftrace(lines, 0)
     for frames, weight, comm, cpu, context in block.stacks if block else []:
@@ -309,11 +401,17 @@ def _bundle_profile(bundle) -> Tuple[Profile, str]:
         raise UserError(f"{bundle.origin}: not a flamediag bundle (no manifest.json, no usable stacks): give a "
                         "bundle written by `flamediag capture`, perf script text or folded stacks")
     for name, reader in STACK_READERS.items():
-        data = bundle.read(name)
-        if data:
-            profile = reader(data)
-            if profile.records:
-                return profile, bundle.source(name) or name
+        path = bundle.source(name)
+        if not path or path not in bundle.members:
+            continue
+        try:
+            with bundle.open_path(path) as stream:      # streamed: a gzip bomb is stopped by its ratio
+                profile = reader(stream)
+        except (OSError, EOFError, zlib.error) as err:
+            bundle.problems.append(f"{path}: unreadable ({err})")
+            continue
+        if profile.records:
+            return profile, path
     raise UserError(f"{bundle.origin}: bundle has no usable stacks (perf/perf.script.gz missing or empty); "
                     "see its manifest.json perf.record entry for why, and recapture")
 

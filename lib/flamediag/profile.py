@@ -39,6 +39,7 @@ samples: a record holds at most one entry per second.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -71,6 +72,17 @@ IDLE_LEAVES = frozenset(
 IDLE_ENTRY_COST = frozenset({"acpi_idle_do_entry"})
 TIMER_EVENT = re.compile(r"^(?:cpu|task)-clock\b")
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
+
+
+MAX_WEIGHT = 1e15          # one stack's samples (or period sum) in one add: beyond is not a measurement
+MAX_STACKS = 100_000        # distinct records held; about 2 KB each through the whole diagnosis
+OVERFLOW_FRAME = "[more distinct stacks than the limit]"
+
+
+def max_stacks() -> int:
+    """The distinct-record budget, FLAMEDIAG_MAX_STACKS overrides it."""
+    raw = os.environ.get("FLAMEDIAG_MAX_STACKS", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else MAX_STACKS
 
 
 class Frame(NamedTuple):
@@ -136,27 +148,67 @@ class Profile:
     percent_of: Optional[float] = None      # weights are % of all samples: the weight 100 % stands for
                                             # (100, or the pasted sample count), set when what was read is
                                             # a listing of the top entries; None = unknown
+    overflow_weight: float = 0.0                              # weight of stacks past max_stacks()
+    rejected_weights: int = 0                                 # stacks added with a weight out of range
 
     def add(self, frames: Iterable[Frame], weight: float = 1, comm: str = "", cpu: Optional[int] = None,
             context: Optional[str] = None, pid: Optional[int] = None,
             seconds: Optional[Dict[int, float]] = None) -> None:
+        if not 0 < weight <= MAX_WEIGHT:      # NaN, inf (a 400-digit count), zero or negative
+            self.rejected_weights += 1
+            return
         frames = tuple(frames)
         ctx = context or context_of(frames)
         key = (frames, comm, cpu, ctx, pid if pid == 0 else None)
         rec = self.records.get(key)
         if rec is None:
-            self.records[key] = StackRecord(frames, weight, comm, cpu, ctx, pid, dict(seconds or {}))
+            self._insert(key, StackRecord(frames, weight, comm, cpu, ctx, pid, dict(seconds or {})))
             return
         self._merge(rec, weight, seconds)
 
     def adopt(self, record: StackRecord) -> None:
         """Add a record built by a reader (its `seconds` dict is taken over, not copied)."""
+        if not 0 < record.weight <= MAX_WEIGHT:
+            self.rejected_weights += 1
+            return
         key = (record.frames, record.comm, record.cpu, record.context, record.pid if record.pid == 0 else None)
         rec = self.records.get(key)
         if rec is None:
-            self.records[key] = record
+            self._insert(key, record)
         else:
             self._merge(rec, record.weight, record.seconds)
+
+    def _insert(self, key: tuple, record: StackRecord) -> None:
+        """A new distinct record; past max_stacks() it joins the one overflow record of its
+        comm and context instead (memory stays bounded; data quality says how much)."""
+        if len(self.records) < max_stacks() or key in self.records:
+            self.records[key] = record
+            return
+        self.overflow_weight += record.weight
+        frames = (Frame(OVERFLOW_FRAME, "unknown"),)
+        overflow_key = (frames, record.comm, None, record.context, None)
+        kept = self.records.get(overflow_key)
+        if kept is None:
+            self.records[overflow_key] = StackRecord(frames, record.weight, record.comm, None, record.context,
+                                                     None, dict(record.seconds))
+        else:
+            self._merge(kept, record.weight, record.seconds)
+
+    def limit_sentences(self) -> List[str]:
+        """Data-quality sentences for what the limits kept out of the profile."""
+        lines = [self.overflow_sentence()] if self.overflow_weight else []
+        if self.rejected_weights:
+            lines.append(f"{self.rejected_weights} stacks with a sample count of 0, below 0 or above "
+                         f"{MAX_WEIGHT:.0e} ignored")
+        return lines
+
+    def overflow_sentence(self) -> Optional[str]:
+        if not self.overflow_weight:
+            return None
+        total = sum(r.weight for r in self.records.values()) or 1
+        return (f"more than {max_stacks()} distinct stacks: {self.overflow_weight:.0f} samples "
+                f"({self.overflow_weight / total:.1%}) beyond that limit are counted as {OVERFLOW_FRAME} "
+                "(not matched; raise FLAMEDIAG_MAX_STACKS to read them all)")
 
     @staticmethod
     def _merge(rec: StackRecord, weight: float, seconds: Optional[Dict[int, float]]) -> None:

@@ -38,15 +38,18 @@ KINDS = ("hostnames", "ipv4", "ipv6", "mac", "users", "args")
 NOT_IDENTIFYING_HOSTS = frozenset({"localhost", "localhost.localdomain", "localhost6", "ip6-localhost", "none", "(none)"})
 NOT_IDENTIFYING_USERS = frozenset({"root", "nobody", "user", "users", "admin", "guest", "shared", "public", "skel"})
 
-_MAC = r"(?<![\w:])(?P<mac>[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5})(?![\w:])"
+# MAC-48 with colons or dashes (ip, Windows), Cisco's dotted form, 20-byte InfiniBand (ip link)
+_MAC = (r"(?<![\w:.-])(?P<mac>(?:[0-9A-Fa-f]{2}:){19}[0-9A-Fa-f]{2}|[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}"
+        r"(?:\2[0-9A-Fa-f]{2}){4}|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:-]|\.\w)")
 _IPV6 = r"(?<![\w:.])(?P<ipv6>(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4})(?![\w:.])"
-_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d|-\w)"
+# also in tcpdump's host.port (10.1.2.3.22) and in ranges (10.0.0.1-10.0.0.9)
+_IPV4 = r"(?<![\w.])(?P<ipv4>(?:\d{1,3}\.){3}\d{1,3})(?!\w|\.\d+\.|-[A-Za-z_])"
 _HOME = r"(?P<home>/(?:home|Users)/)(?P<homeuser>[A-Za-z0-9_][A-Za-z0-9_.-]{0,31})(?=[/\s'\"):;,\]]|$)"
 _VERSION_BEFORE = re.compile(
     r"(?i)(\b(version|ver|release|firmware|fw)\s*[:=]?\s*|\b(kernel|linux)\s+|\blinux\s+\S+\s+)$")
 _SUBCOMMAND = re.compile(r"^[a-z][a-z-]{2,}$")  # 'capture' in 'flamediag capture', 'record' in 'perf record'
 _USER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
-_HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
+_HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$")    # '_' is not DNS, but hosts use it
 _HOME_SCAN = re.compile(_HOME)
 
 
@@ -70,7 +73,7 @@ def is_distinctive(name: str) -> bool:
     >>> [is_distinctive(n) for n in ("vm", "debian", "web1", "ip-10-0-1-23", "fileserver")]
     [False, False, True, True, True]
     """
-    return any(ch.isdigit() or ch in "-." for ch in name) or len(name) >= 8
+    return any(ch.isdigit() or ch in "-._" for ch in name) or len(name) >= 8
 
 
 class Redactor:
@@ -157,8 +160,8 @@ class Redactor:
         return match.group(0)
 
     def _mac(self, value: str) -> str:
-        key = value.lower()
-        if key in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"):
+        key = value.lower().replace("-", ":")
+        if key in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff", "0000.0000.0000", "ffff.ffff.ffff"):
             return value
         return self.token("mac", key)
 
@@ -324,10 +327,12 @@ def redact_manifest(redactor: Redactor, manifest: dict) -> dict:
     """The manifest with every string redacted; host and command_line get their own rules."""
     out = {}
     host = manifest.get("host")
-    if isinstance(host, str) and expand_hostnames([host]):
-        out_host = redactor.token("hostnames", host.lower().strip().rstrip("."))
+    if host is not None and not isinstance(host, str):
+        host = json.dumps(host)          # a number or list as host still names the host: never kept
+    if isinstance(host, str) and host.strip() and host.strip().lower() not in NOT_IDENTIFYING_HOSTS:
+        out_host = redactor.token("hostnames", host.lower().strip().rstrip("."))    # numeric names too
     else:
-        out_host = host
+        out_host = _redact_json(redactor, host)
     for key, value in manifest.items():
         if key == "host":
             out[key] = out_host
@@ -362,7 +367,8 @@ class RedactResult:
 
 def discover(bundle) -> Dict[str, List[str]]:
     """Host and user names to replace, from the manifest, uname, the bundle name and all text."""
-    hosts = [bundle.manifest.get("host") if isinstance(bundle.manifest.get("host"), str) else ""]
+    host = bundle.manifest.get("host")
+    hosts = [host if isinstance(host, str) else "" if host is None else json.dumps(host)]
     hosts.append(hostname_from_bundle_name(bundle.top or "") or "")
     uname = bundle.read_text("uname")
     if uname:
@@ -421,8 +427,7 @@ def redact_bundle(bundle, source: Path, out: Optional[Path], keep_binary: bool =
         tree.mkdir(mode=0o700)
         written = _redact_members(bundle, redactor, tree, keep_binary, result)
         manifest = _final_manifest(bundle, redactor, manifest, result)
-        (tree / "manifest.json").write_bytes(
-            (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+        (tree / "manifest.json").write_bytes(_manifest_bytes(manifest))
         written["manifest.json"] = tree / "manifest.json"
         bundlewriter.write_sums(tree, written)
         bundlewriter.write_tarball(out, top, tree, sorted(written))
@@ -499,10 +504,35 @@ def _final_manifest(bundle, redactor: Redactor, manifest: Optional[dict], result
         "kept_binary_unredacted": result.kept_binary,
         "failed": result.failed,
         "unverified_in_source": sorted(redactor.text(n) for n in bundle.unverified),
-        "source_problems": [redactor.text(p) for p in bundle.problems],
+        "source_problems": _capped([redactor.text(p) for p in bundle.problems]),
         "map": "kept beside the redacted bundle, never inside it",
     }
     return manifest
+
+
+MAX_SOURCE_PROBLEMS = 100
+
+
+def _capped(problems: List[str]) -> List[str]:
+    if len(problems) <= MAX_SOURCE_PROBLEMS:
+        return problems
+    return problems[:MAX_SOURCE_PROBLEMS] + [f"{len(problems) - MAX_SOURCE_PROBLEMS} more problems (not copied)"]
+
+
+def _manifest_bytes(manifest: dict) -> bytes:
+    """The redacted manifest, always readable by the bundle reader: when the source's own fields
+    would push it past the reader's size limit, only the redaction record is kept (it carries the
+    unverified marks, which must survive redaction)."""
+    from .bundle import MAX_MANIFEST_BYTES
+
+    def encode(doc: dict) -> bytes:
+        return (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
+
+    data = encode(manifest)
+    if len(data) <= MAX_MANIFEST_BYTES:
+        return data
+    return encode({"schema": manifest.get("schema", 1), "redaction": manifest["redaction"],
+                   "note": "source manifest too large to carry: only the redaction record is kept"})
 
 
 def _write_private(path: Path, data: bytes) -> None:

@@ -90,20 +90,29 @@ def read_capped(handle, limit: int, name: str) -> bytes:
     return data
 
 
-def gunzip_bounded(source, limit: int) -> bytes:
-    """Gunzip a file object (or bytes), refusing output beyond `limit` bytes."""
+def gunzip_bounded(source, limit: int, origin: str = "gzip data") -> bytes:
+    """Gunzip a file object (or bytes) whole, refusing output beyond `limit` bytes (ValueError) and a
+    bomb's compression ratio (BundleRefused, as open_gunzip)."""
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     out = io.BytesIO()
-    with gzip.GzipFile(fileobj=source) as gz:
-        while True:
-            chunk = gz.read(CHUNK)
-            if not chunk:
-                break
-            out.write(chunk)
-            if out.tell() > limit:
-                raise ValueError(f"decompresses to more than {limit} bytes")
+    stream = open_gunzip(source, origin)
+    for chunk in iter(lambda: stream.read(CHUNK), b""):
+        out.write(chunk)
+        if out.tell() > limit:
+            raise ValueError(f"decompresses to more than {limit} bytes")
     return out.getvalue()
+
+
+def open_gunzip(handle, origin: str):
+    """A gzip'd member as a stream of its plain bytes, under the same budgets as the outer stream:
+    one member's size (FLAMEDIAG_MAX_MEMBER_BYTES) and the compression ratio past the floor; the
+    bytes are never held whole. Raises BundleRefused (exit 65) when a budget is crossed."""
+    budget = dict(limits())
+    budget["total"] = budget["member"]
+    packed = _CountingReader(handle, origin, budget)
+    return _CountingReader(gzip.GzipFile(fileobj=packed), origin, budget, compressed=packed)
+
 
 # -- name rules ---------------------------------------------------------------------------
 def unsafe_name_reason(name: str) -> Optional[str]:
@@ -118,6 +127,8 @@ def unsafe_name_reason(name: str) -> Optional[str]:
         "'..' component"
         >>> unsafe_name_reason("b/\\x1b[2J")
         'control character in name'
+        >>> unsafe_name_reason("b/x\\udcff")
+        'name is not UTF-8'
     """
     if not name:
         return "empty name"
@@ -125,6 +136,8 @@ def unsafe_name_reason(name: str) -> Optional[str]:
         return f"name longer than {MAX_NAME_CHARS} characters"
     if CONTROL_OR_LAYOUT.search(name):
         return "control character in name"
+    if any("\udc80" <= char <= "\udcff" for char in name):
+        return "name is not UTF-8"
     if name.startswith("/"):
         return "absolute name"
     if "\\" in name:
@@ -226,11 +239,18 @@ class _CountingReader:
             self._check()
         return data
 
+    def close(self) -> None:
+        self.raw.close()
+
+    def budget_variable(self) -> str:
+        return "FLAMEDIAG_MAX_MEMBER_BYTES" if self.budget["total"] == self.budget["member"] \
+            else "FLAMEDIAG_MAX_BUNDLE_BYTES"
+
     def _check(self) -> None:
         if self.count > self.budget["total"]:
             raise BundleRefused(
                 f"{self.origin}: decompressed size exceeds {self.budget['total']} bytes: refused "
-                "(bomb defence; raise FLAMEDIAG_MAX_BUNDLE_BYTES if this bundle is trusted)")
+                f"(bomb defence; raise {self.budget_variable()} if this bundle is trusted)")
         packed = max(self.compressed.count, 1)
         if self.count > self.budget["ratio_floor"] and self.count / packed > self.budget["ratio"]:
             raise BundleRefused(

@@ -7,6 +7,9 @@ Implements doc/playbook-format.md "Scoring":
 - + weight of each passed check, - `against` of each failed one; a fact the input lacks moves nothing;
 - required concentration absent -> ruled out; present -> + 0.1;
 - flat profiles (no ancestry) cap confidence at medium unless a check passed;
+- unverified evidence (a file failing SHA256SUMS, or a bundle without SHA256SUMS) never raises
+  confidence: a passed check on an unverified fact adds nothing (a failed one still subtracts), and
+  high confidence needs verified support: unverified stacks or checks for the finding cap it at medium;
 - kernel symbols restricted -> kernel signatures are inconclusive (neither found nor ruled out);
 - not CPU time (off-CPU data, call durations: `Profile.not_cpu` says why) -> nothing is named: every
   playbook is ruled out with that reason;
@@ -44,6 +47,7 @@ class Evidence:
     value: Any = None                # its value in this input
     op: Optional[str] = None         # eq ne gt ge lt le in not_in contains matches exists
     threshold: Any = None            # what the playbook compares it with
+    unverified: bool = False         # its file failed SHA256SUMS: shown, but it added nothing
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "text": self.text, "source": self.source, "supports": self.supports,
@@ -123,6 +127,11 @@ def fact_lookup(facts, name: str) -> Tuple[bool, Any]:
     except TypeError:
         pass
     return False, None
+
+
+def fact_unverified(facts, name: str) -> bool:
+    checker = getattr(facts, "unverified", None)
+    return bool(checker(name)) if callable(checker) else False
 
 
 def fact_source(facts, name: str) -> str:
@@ -217,11 +226,14 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
     context = dict(values, value=actual, threshold=check["value"])
     source = fact_source(facts, name)
     compared = {"fact": name, "value": actual, "op": check["op"], "threshold": check["value"]}
+    unverified = fact_unverified(facts, name)
     if result:
-        return check["weight"], Evidence(_check_kind(check), fill(check["says"], facts, context), source, True,
-                                         **compared), None
+        return 0.0 if unverified else check["weight"], Evidence(
+            _check_kind(check), fill(check["says"], facts, context), source, True, unverified=unverified,
+            **compared), None
     text = check["else"] or f"{name} = {_show(actual)} (the signature expects {check['op']} {_show(check['value'])})"
-    return -check["against"], Evidence(_check_kind(check), fill(text, facts, context), source, False, **compared), None
+    return -check["against"], Evidence(_check_kind(check), fill(text, facts, context), source, False,
+                                       unverified=unverified, **compared), None
 
 
 # -- one playbook ------------------------------------------------------------------------
@@ -270,7 +282,7 @@ def _concentration(match: Match, cpus_seen: int):
     return 0.0, None, reason if spec["required"] else None
 
 
-def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
+def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", stacks_unverified: bool = False):
     """A Finding, or a RuledOut with its reason."""
     pb, sig = match.playbook, match.playbook.signature
     if match.matched <= 0:
@@ -293,6 +305,7 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
     for ev in evidence:
         if ev.kind == "stacks" and not ev.source:
             ev.source = stack_source
+        ev.unverified = ev.kind == "stacks" and stacks_unverified
     values = _template_values(match)
     not_captured, passed = [], 0
     for check in pb.checks:
@@ -304,7 +317,7 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = ""):
         if missing:
             not_captured.append(missing)
     score = max(0.0, min(1.0, score))
-    if match.flat and not passed:
+    if (match.flat and not passed) or any(ev.unverified and ev.supports for ev in evidence):
         score = min(score, FLAT_CAP)
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
 
@@ -339,7 +352,8 @@ def inconclusive(playbook) -> RuledOut:
 
 
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
-              kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None):
+              kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None,
+              stacks_unverified: bool = False):
     """(findings ranked best first, ruled_out list)."""
     findings: List[Finding] = []
     ruled_out: List[RuledOut] = []
@@ -350,7 +364,7 @@ def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str
         if kernel_symbols_restricted and match.playbook.kernel:
             ruled_out.append(inconclusive(match.playbook))
             continue
-        result = score_match(match, facts, cpus_seen, stack_source)
+        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified)
         (findings if isinstance(result, Finding) else ruled_out).append(result)
     findings.sort(key=lambda f: f.rank_key)
     return findings, ruled_out

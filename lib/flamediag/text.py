@@ -24,6 +24,16 @@ CONTROL_OR_LAYOUT = re.compile(f"[\t\n{CONTROL_CHARS}]")    # names: not even ta
 NOT_IN_XML = re.compile(f"[{CONTROL_CHARS}\ufffe\uffff]")     # SVG text: these, and XML's non-characters
 
 
+def from_os(text: str) -> str:
+    """A file name or argument as text to show: bytes that are not UTF-8 (kept by Python as
+    surrogate escapes, which no UTF-8 writer accepts) become U+FFFD.
+
+    >>> from_os("x\\udcff.folded") == "x\\ufffd.folded"
+    True
+    """
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def pct(fraction) -> str:
     """A fraction as a percentage: one decimal below 10 %, none above, and none for nothing at all."""
     fraction = float(fraction or 0)

@@ -94,8 +94,10 @@ wait_bg() {
 @test "double Ctrl-C: no tarball, a readable directory with a manifest, exit 130" {
 	require_root
 	# a sampler that ignores INT/TERM keeps the shutdown busy for the kill grace: the second
-	# Ctrl-C lands while the first one is being handled
+	# Ctrl-C lands while the first one is being handled (a grace of 10 s, not the default 2 s:
+	# on a loaded host the second signal came after packing had finished)
 	use_fakes slow-stop
+	export FLAMEDIAG_KILL_GRACE=10
 	start_bg -d 60 -o "$OUT" --no-bpf
 	latch "$OUT/flamediag-*/manifest.json" '"state": "recording"'
 	kill -INT -- "-$BG_PID"

@@ -123,7 +123,7 @@ def test_gzip_member_bomb_is_capped_on_read(tmp_path, monkeypatch):
     monkeypatch.setenv("FLAMEDIAG_MAX_MEMBER_BYTES", str(1024 * 1024))
     with open_bundle(hostile.write_bundle(tmp_path / "b.tar.gz", files=files)) as bundle:
         assert bundle.read("perf.script") is None
-        assert any("more than 1048576 bytes" in p for p in bundle.problems)
+        assert any("1048576 bytes" in p for p in bundle.problems)
 
 
 def test_directory_bundle_ignores_symlinks_and_fifos(tmp_path):

@@ -8,7 +8,7 @@ import sys
 from typing import Optional
 
 from .. import errors
-from ..cli import make_parser, run, warn
+from ..cli import make_parser, note_input, run, warn
 from ..collapse import CollapseOptions, CollapseResult, collapse_file, collapse_stream, write_folded
 from ..errors import UserError
 from ..progress import Counted, Progress
@@ -123,6 +123,7 @@ def run_inferno(args) -> int:
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.input)
     deprecated_context(args)
     if args.engine == "inferno":
         return run_inferno(args)

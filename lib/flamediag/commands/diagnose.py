@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .. import errors
-from ..cli import check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from ..cli import json_for_terminal, make_parser, note_input, safe_for_terminal
 from ..errors import UserError
 from ..playbooks import PlaybookError
 
@@ -33,6 +33,7 @@ EXAMPLES = """\
     flamediag diagnose BUNDLE --format text | mail -s "INC-1234 diagnosis" oncall@example.com
     flamediag diagnose out.folded --min-share 2                   # report signatures from 2 % of busy samples
     flamediag diagnose ticket.txt --playbooks ./my-playbooks      # extra playbook directory
+    flamediag diagnose - -o /tmp/ticket < ticket.txt               # - reads stdin (a pipe works too)
     flamediag diagnose BUNDLE --from 25 --to 35                   # seconds 25-35 of the samples only
     flamediag diagnose BUNDLE --from 03:15:25 --to 03:15:35       # the same by UTC clock time
 """
@@ -40,7 +41,8 @@ EXAMPLES = """\
 
 def build_parser():
     parser = make_parser("diagnose", DESCRIPTION, EXAMPLES)
-    parser.add_argument("input", metavar="INPUT", help="bundle (.tar.gz or directory), perf script, folded stacks or paste")
+    parser.add_argument("input", metavar="INPUT",
+                        help="bundle (.tar.gz or directory), perf script, folded stacks or paste; - reads stdin")
     parser.add_argument("-o", "--output", metavar="DIR", help="output directory (default ./<input name>-diagnosis)")
     parser.add_argument("--format", choices=("markdown", "text", "json"),
                         help="also print report.md (markdown), report.txt (text) or findings.json (json) to stdout")
@@ -71,21 +73,20 @@ def min_share_fraction(args):
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.input)
     min_share = min_share_fraction(args)
     from ..diagnose import load_playbooks, run_diagnosis, write_outputs
-    from ..inputs import display_name
+    from ..inputs import input_name
+    from ..outputs import check_target
 
     try:
         books = load_playbooks(args.playbooks, min_share)
     except PlaybookError as err:
         raise UserError(f"{err}", errors.DATAERR)
+    out_dir = Path(args.output) if args.output else Path.cwd() / f"{input_name(args.input)}-diagnosis"
+    check_target(out_dir)
     diagnosis = run_diagnosis(args.input, loaded=books, time_range=(args.start, args.end))
-    out_dir = Path(args.output) if args.output else Path.cwd() / f"{display_name(Path(args.input))}-diagnosis"
-    check_output_dir(out_dir)
-    try:
-        paths = write_outputs(diagnosis, out_dir)
-    except OSError as err:
-        raise write_failed(err, out_dir)
+    paths = write_outputs(diagnosis, out_dir)
     sys.stderr.write(safe_for_terminal(str(diagnosis.headline)) + "\n")
     sys.stderr.write(safe_for_terminal(f"report: {paths['report.md']}") + "\n")
     if args.format == "json":

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from .. import errors
-from ..cli import check_output_dir, json_for_terminal, make_parser, safe_for_terminal, write_failed
+from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..outputs import check_target
 from ..errors import UserError
 from ..playbooks import PlaybookError
 
@@ -56,11 +57,8 @@ def main(argv) -> int:
     result = compare(before, after)
     default = f"{display_name(Path(args.before))}-vs-{display_name(Path(args.after))}-diff"
     out_dir = Path(args.output) if args.output else Path.cwd() / default
-    check_output_dir(out_dir)
-    try:
-        paths = write_outputs(result, out_dir)
-    except OSError as err:
-        raise write_failed(err, out_dir)
+    check_target(out_dir)
+    paths = write_outputs(result, out_dir)
     sys.stderr.write(safe_for_terminal(result.headline) + "\n")
     sys.stderr.write(safe_for_terminal(f"diff: {paths['diff.md']}") + "\n")
     if args.format == "json":

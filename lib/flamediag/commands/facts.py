@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 from .. import errors, inputs
-from ..cli import json_for_terminal, make_parser, safe_for_terminal
+from ..cli import json_for_terminal, make_parser, note_input, safe_for_terminal
 from ..errors import UserError
 from ..facts import Facts
 
@@ -70,6 +70,7 @@ def render_json(facts: Facts, rows, problems: List[str], quality: List[str], wit
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.input)
     try:
         pattern = re.compile(args.match) if args.match else None
     except re.error as err:

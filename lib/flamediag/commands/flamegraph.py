@@ -8,7 +8,8 @@ import sys
 from typing import BinaryIO, List, Tuple
 
 from .. import errors
-from ..cli import make_parser, warn
+from ..cli import make_parser, note_input, warn
+from ..text import from_os
 from ..errors import UserError
 from ..flamegraph import COLOR_SCHEMES, Highlight, Options, count_frames, folded_lines, render_svg
 from ..folded import iter_stacks
@@ -149,6 +150,10 @@ def write_output(path: str, svg: str) -> int:
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.input)
+    for option in ("title", "subtitle", "notes", "countname"):
+        if getattr(args, option) is not None:
+            setattr(args, option, from_os(getattr(args, option)))
     if args.width < 100 or args.minwidth < 0:
         raise UserError("--width must be >= 100 and --minwidth >= 0", errors.USAGE)
     if not 4 <= args.height <= 200 or not 4 <= args.fontsize <= 100:

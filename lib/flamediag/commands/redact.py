@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import errors
 from ..bundle import open_bundle
-from ..cli import make_parser, safe_for_terminal
+from ..cli import make_parser, note_input, safe_for_terminal
 from ..errors import UserError
 from ..inputs import check_bundle_directory
 from ..redact import KINDS, redact_bundle
@@ -48,6 +48,7 @@ def build_parser():
 
 def main(argv) -> int:
     args = build_parser().parse_args(argv)
+    note_input(args.bundle)
     source = Path(args.bundle)
     out = Path(args.output) if args.output else None
     _check_output(source, out)

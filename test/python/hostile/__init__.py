@@ -230,3 +230,12 @@ HOSTILE = {
     "newline_name": newline_name, "many_members": many_members, "not_gzip": not_gzip,
     "truncated_gzip": truncated_gzip,
 }
+
+
+def resum(bundle: Path) -> None:
+    """Rewrite SHA256SUMS of an extracted bundle directory over its files as they are now."""
+    from flamediag.bundlewriter import file_sha256
+
+    lines = [f"{file_sha256(p)}  {p.relative_to(bundle).as_posix()}\n"
+             for p in sorted(bundle.rglob("*")) if p.is_file() and p.name != "SHA256SUMS"]
+    (bundle / "SHA256SUMS").write_text("".join(lines))
