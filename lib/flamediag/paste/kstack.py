@@ -5,6 +5,7 @@ dmesg, crash `bt` / `bt -a`, and /proc/PID/stack. Each trace is one task or CPU:
     [  123.456789] RIP: 0010:native_queued_spin_lock_slowpath+0x1a/0x40
     [  123.456789] Call Trace:
     [  123.456789]  <IRQ>                                         (context marker)
+     <<EOE>>  [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740   (2.6.32: end of the NMI stack)
     [  123.456789]  ? show_regs+0x..                              (`?`: stale, ignored)
     [  123.456789]  _raw_spin_lock+0x1e/0x30
      [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740        (2.6.32)
@@ -42,7 +43,8 @@ FRAME = re.compile(
     + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$"
 )
 PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+" + SYM + r"\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
-MARKER = re.compile(r"^\s*<(?P<close>/)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE)>\s*(?P<rest>.*)$")
+# `<<EOE>>` (2.6.2x-2.6.3x): the end of an exception stack (NMI, debug, double fault).
+MARKER = re.compile(r"^\s*<(?P<close>/|<)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE|EOE)>?>\s*(?P<rest>.*)$")
 RIP = re.compile(r"^\s*(?:RIP|EIP|PC|pc)(?: is at)?\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?"
                  r"(?:\[<[0-9a-f]+>\]\s*|<[0-9a-f]+>\{(?=[^}]+\+\d+\}))?" + SYM + r"\+(?:0x[0-9a-f]+|\d+\})")
 # The end of a /proc/PID/stack dump on kernels before 4.x: `[<ffffffffffffffff>] 0xffffffffffffffff`.
@@ -64,7 +66,7 @@ HEADERS = (
 # `SysRq : Show backtrace of all active CPUs` (2.6.27+, `sysrq:` from 5.x); 2.6.18 `SysRq : Show CPUs`.
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
-                      r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
+                      r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
@@ -242,7 +244,7 @@ def _section_after(text: str, section: str) -> str:
     if not marker:
         return section
     name, closing = marker["name"], bool(marker["close"])
-    if name == "EOI" or closing:
+    if name in ("EOI", "EOE") or closing:
         return ""
     return "" if name == "TASK" else "IRQ" if name in ("IRQ", "SOFTIRQ") else name
 

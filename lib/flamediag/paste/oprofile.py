@@ -47,12 +47,19 @@ PER_CPU = re.compile(r"^\s*Samples on CPU (?P<cpu>\d+)\s*$")
 TOOL_LINE = re.compile(
     r"^\s*(?:operf: |opcontrol\b|[$#]\s*(?:sudo\s+)?(?:opcontrol|operf|opreport|ocount)\b|Using .*(?:OProfile|samples directory|"
     r"default event|log file)|Reading module info|Daemon started|Profiler running|Stopping profiling|Killing daemon|"
-    r"Signalling daemon|Profiling done|\* \* \* |WARNING: Lost samples|Lowering the sampling rate|"
+    r"Signalling daemon|Profiling done|\* \* \* |WARNING: Lost samples|WARNING! Some of the events were throttled|"
+    r"Lowering the sampling rate|\^C\s*$|the initial sample rate is too high|interrupts\.\s+Decrease the sampling|"
+    r"\S*/stats/throttled\s*$|for the throttled event names|"
     r"warning: \S+ (?:\(.*\) )?could not be found|error: no sample files found)")
 HEADER = re.compile(r"^\s*(?P<vma>vma\s+)?(?P<pairs>samples\s+%(?:\s+samples\s+%)*)\s+(?P<rest>.*symbol name)\s*$")
 NUMBER_PAIR = r"\d+\s+\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 ROW = re.compile(rf"^(?P<indent>\s*)(?:[0-9a-f]{{8,16}}\s+)?(?P<pairs>{NUMBER_PAIR}(?:\s+{NUMBER_PAIR})*)\s+(?P<rest>\S.*?)\s*$")
+# After the rows: the end of an opcontrol session.
+TRAILER = re.compile(r"^\s*(?:[$#]\s*(?:sudo\s+)?opcontrol\s+--(?:shutdown|stop|dump|deinit)|Stopping profiling|Killing daemon|"
+                     r"Signalling daemon|Daemon terminated|Unloading oprofile module)")
 RULE = re.compile(r"^\s*-{20,}\s*$")
+# `opreport -l --details` (`-d`): each instruction's samples under its symbol: `  c0110f31 12  0.5124`
+DETAIL = re.compile(r"^\s+[0-9a-f]{8,16}\s+\d+\s+\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:\s+\d+\s+\S+)*\s*$")
 NO_LOCATION = "(no location information)"
 NO_SYMBOLS = ("(no symbols)", "(no symbol)")
 SELF = " [self]"
@@ -169,7 +176,7 @@ def _rows(lines: Sequence[str], index: int, layout: _Layout) -> Tuple[List[_Row]
         if RULE.match(line):
             callgraph = callgraph or bool(rows) or _row_follows(lines, index, layout)
             group += 1
-        elif ELISION.match(line):
+        elif ELISION.match(line) or DETAIL.match(line) or (rows and TRAILER.match(line)):
             pass
         elif not line.strip():
             if rows:

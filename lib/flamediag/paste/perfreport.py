@@ -65,6 +65,8 @@ LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
 BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b"
                     r"(?:\s+of\s+event\s+'(?P<event>[^']+)'|\s+(?P<old_event>[\w:-]+)\s*$)?")
+# `perf report --header` (6.x): `# event : name = cpu-clock:ppp, , id = { 26322 }, ...` (also `dummy:HG`).
+HEADER_EVENT = re.compile(r"^#\s*event\s*:\s*name\s*=\s*(?P<event>[\w:.-]+)")
 TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
@@ -110,7 +112,8 @@ def starts_report(line: str) -> bool:
     """The cheap trigger: an entry, a header or banner, or a call-graph branch."""
     return bool(is_entry(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
                 or OLD_TOP_COLUMNS.match(line)
-                or line.startswith(("# To display the perf.data header", "# Total Lost Samples"))
+                or line.startswith(("# To display the perf.data header", "# Total Lost Samples", "# ========",
+                                    "# captured on"))
                 or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None)
                 or (";" in line and FOLDED_CHAIN.match(line) is not None))
 
@@ -231,6 +234,9 @@ class _Scan:
         if old_columns:
             self.old_top, self.header = bool(old_columns["dso"]), True
             return True
+        header_event = HEADER_EVENT.match(line)
+        if header_event and not header_event["event"].startswith("dummy") and not seen_entries:
+            self.event = self.event or header_event["event"]
         if HEADER.match(line) or (self.old_top is not None and OLD_TOP_RULE.match(line)):
             return True
         if not line.strip():

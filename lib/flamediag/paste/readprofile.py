@@ -49,7 +49,8 @@ def read_readprofile(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     commanded = start > 0 and bool(COMMAND.search(lines[start - 1]))
     if len(rows) < (1 if commanded else MIN_ROWS):
         return Miss(index if index > start else start + 1)
-    block = Block("readprofile", start, index, flat=True, unit="samples", header=commanded, event="timer")
+    block = Block("readprofile", start - int(commanded), index, flat=True, unit="samples", header=commanded,
+                  event="timer")
     total = None
     for row in rows:
         ticks = int(row["ticks"])
