@@ -205,6 +205,7 @@ def _read_in_subprocess(text: str, tmp_path: Path):
     "Daemon started.\n" * 20000,
     "   12 total  0.0046\n" * 20000,                                    # readprofile rows without a function
     "2345678  41.2345  vmlinux  vmlinux  x\n" * 20000,                  # a table without a symbol
+    "samples  %        symbol name\n" + ("1  2" + " " * 100000 + "x y\n") * 3,   # long whitespace in a row
 ])
 def test_long_runs_of_era_lines_are_read_in_one_pass(text, tmp_path):
     done = _read_in_subprocess(text, tmp_path)

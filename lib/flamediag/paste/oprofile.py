@@ -53,7 +53,7 @@ TOOL_LINE = re.compile(
     r"warning: \S+ (?:\(.*\) )?could not be found|error: no sample files found)")
 HEADER = re.compile(r"^\s*(?P<vma>vma\s+)?(?P<pairs>samples\s+%(?:\s+samples\s+%)*)\s+(?P<rest>.*symbol name)\s*$")
 NUMBER_PAIR = r"\d+\s+\d+(?:\.\d+)?(?:e[-+]?\d+)?"
-ROW = re.compile(rf"^(?P<indent>\s*)(?:[0-9a-f]{{8,16}}\s+)?(?P<pairs>{NUMBER_PAIR}(?:\s+{NUMBER_PAIR})*)\s+(?P<rest>\S.*?)\s*$")
+ROW = re.compile(rf"^(?P<indent>\s*)(?:[0-9a-f]{{8,16}}\s+)?(?P<pairs>{NUMBER_PAIR}(?:\s+{NUMBER_PAIR})*)\s+(?P<rest>\S.*)$")
 # After the rows: the end of an opcontrol session.
 TRAILER = re.compile(r"^\s*(?:[$#]\s*(?:sudo\s+)?opcontrol\s+--(?:shutdown|stop|dump|deinit)|Stopping profiling|Killing daemon|"
                      r"Signalling daemon|Daemon terminated|Unloading oprofile module)")
@@ -89,10 +89,38 @@ class _Layout:
         self.app = "app name" in rest
         self.cpus = cpus if len(cpus) == self.pairs else []
         self.events = events
+        self.event: Optional[str] = None        # the first counted event, or `timer` (timer-interrupt mode)
+        self.kernel_only = False                # the report was restricted to the vmlinux image
 
 
 def read_opreport(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     """An opreport -l / -c listing starting at `start` (its banner, a tool line or the header)."""
+    banner = _banner(lines, start)
+    if isinstance(banner, Miss):
+        return banner
+    index, layout = banner
+    rows, end, callgraph = _rows(lines, index + 1, layout)
+    block = Block("oprofile", start, end, flat=True, unit="samples", header=True, event=layout.event)
+    chains = _callgraph(rows) if callgraph else [([row], row.counts) for row in rows if not row.indent]
+    no_symbols = 0
+    for chain, counts in chains:
+        if chain[-1].symbol in NO_SYMBOLS:
+            no_symbols += 1
+            continue
+        frames = tuple(Frame(normalize(row.symbol) or row.symbol, _kind(row, layout)) for row in chain)
+        for column, count in enumerate(counts if layout.cpus else counts[:1]):
+            if count > 0:
+                cpu = layout.cpus[column] if layout.cpus else None
+                block.stacks.append((frames, float(count), chain[-1].comm, cpu, None))
+    if not block.stacks:
+        return Miss(max(end, start + 1))
+    block.whole = _whole(rows, layout)
+    block.notes.extend(_notes(layout, callgraph, len(chains) - no_symbols, no_symbols))
+    return block
+
+
+def _banner(lines: Sequence[str], start: int) -> Union[Tuple[int, "_Layout"], Miss]:
+    """The header's index and the layout, from the banner and tool lines above the header."""
     index, cpus, events, timer, kernel_only = start, [], [], False, False
     while index < len(lines) and not HEADER.match(lines[index]):
         line = lines[index]
@@ -103,32 +131,15 @@ def read_opreport(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
         elif TIMER.match(line):
             timer = True
         elif not (CPU_BANNER.match(line) or TOOL_LINE.match(line) or not line.strip()):
-            return Miss(index + 1 if index > start else start + 1)
-        kernel_only = kernel_only or ("opreport" in line and "vmlinux" in line)
+            return Miss(max(index, start + 1))
+        kernel_only = kernel_only or ("opreport" in line and "vmlinux" in line)   # `opreport -l .../vmlinux`
         index += 1
     if index >= len(lines):
         return Miss(index)
     layout = _Layout(HEADER.match(lines[index]), cpus, events)
-    rows, end, callgraph = _rows(lines, index + 1, layout)
-    block = Block("oprofile", start, end, flat=True, unit="samples", header=True)
-    block.event = "timer" if timer else (events[0] if events else None)
-    stacks = _callgraph(rows) if callgraph else [(row, [row.symbol], row.counts) for row in rows if not row.indent]
-    whole = _whole(rows, layout)
-    no_symbols = 0
-    for row, names, counts in stacks:
-        if row.symbol in NO_SYMBOLS:
-            no_symbols += 1
-            continue
-        kind = _kind(row, layout, kernel_only)
-        frames = tuple(Frame(normalize(n) or n, kind if n == row.symbol else _caller_kind(n, kind)) for n in names)
-        for column, count in enumerate(counts if layout.cpus else counts[:1]):
-            if count > 0:
-                block.stacks.append((frames, float(count), row.comm, layout.cpus[column] if layout.cpus else None, None))
-    if not block.stacks:
-        return Miss(max(end, start + 1))
-    block.whole = whole
-    block.notes.extend(_notes(layout, callgraph, len(stacks) - no_symbols, no_symbols, block.event))
-    return block
+    layout.event = "timer" if timer else (events[0] if events else None)
+    layout.kernel_only = kernel_only
+    return index, layout
 
 
 class _Row:
@@ -149,7 +160,7 @@ def _parse_row(line: str, layout: _Layout) -> Optional[_Row]:
     numbers = match["pairs"].split()
     if len(numbers) != 2 * layout.pairs:
         return None
-    rest = match["rest"]
+    rest = match["rest"].rstrip()
     if layout.linenr:
         if rest.startswith(NO_LOCATION):
             rest = rest[len(NO_LOCATION):].strip()
@@ -195,10 +206,10 @@ def _row_follows(lines: Sequence[str], index: int, layout: _Layout) -> bool:
     return index + 1 < len(lines) and _parse_row(lines[index + 1], layout) is not None
 
 
-def _callgraph(rows: List[_Row]) -> List[Tuple[_Row, List[str], List[int]]]:
+def _callgraph(rows: List[_Row]) -> List[Tuple[List[_Row], List[float]]]:
     """Each function (the left-justified row of a block) with its own samples split over the
     callers above it in its block, by their arc counts; the rows below it are its callees."""
-    out: List[Tuple[_Row, List[str], List[int]]] = []
+    out: List[Tuple[List[_Row], List[float]]] = []
     for group in sorted({r.group for r in rows}):
         members = [r for r in rows if r.group == group]
         at = next((i for i, r in enumerate(members) if not r.indent), None)
@@ -208,24 +219,18 @@ def _callgraph(rows: List[_Row]) -> List[Tuple[_Row, List[str], List[int]]]:
         arcs = [c for c in members[:at] if c.symbol != function.symbol and c.counts[0] > 0]
         total = sum(c.counts[0] for c in arcs)
         if not total:
-            out.append((function, [function.symbol], function.counts))
-            continue
+            out.append(([function], function.counts))
         for caller in arcs:
-            share = caller.counts[0] / total
-            out.append((function, [caller.symbol, function.symbol], [c * share for c in function.counts]))
+            out.append(([caller, function], [c * caller.counts[0] / total for c in function.counts]))
     return out
 
 
-def _kind(row: _Row, layout: _Layout, kernel_only: bool) -> str:
+def _kind(row: _Row, layout: _Layout) -> str:
     if layout.image:
         return "kernel" if is_kernel_image(row.image) else "user"
-    if kernel_only or looks_kernel(row.symbol) or row.symbol.startswith(".text."):
+    if layout.kernel_only or looks_kernel(row.symbol) or row.symbol.startswith(".text."):
         return "kernel"
     return "unknown"
-
-
-def _caller_kind(name: str, leaf_kind: str) -> str:
-    return leaf_kind if leaf_kind != "kernel" or looks_kernel(name) or name.startswith(".text.") else "unknown"
 
 
 def _whole(rows: List[_Row], layout: _Layout) -> Optional[float]:
@@ -243,7 +248,7 @@ def _whole(rows: List[_Row], layout: _Layout) -> Optional[float]:
     return whole
 
 
-def _notes(layout: _Layout, callgraph: bool, symbols: int, no_symbols: int, event: Optional[str]) -> List[str]:
+def _notes(layout: _Layout, callgraph: bool, symbols: int, no_symbols: int) -> List[str]:
     what = "opreport -c call graph (one level of callers per function, not whole chains)" if callgraph \
         else "opreport -l symbol summary"
     notes = [f"read OProfile {what}: {plural(symbols, 'symbol')}, weighted by their sample counts"]
@@ -251,7 +256,7 @@ def _notes(layout: _Layout, callgraph: bool, symbols: int, no_symbols: int, even
         notes.append(f"one samples column per CPU ({plural(len(layout.cpus), 'CPU')}): each row counted on its CPU")
     elif layout.pairs > 1:
         named = ", ".join(layout.events) if layout.events else f"{layout.pairs} events"
-        notes.append(f"{layout.pairs} event columns ({named}): weighted by the first ({event or 'unnamed'})")
+        notes.append(f"{layout.pairs} event columns ({named}): weighted by the first ({layout.event or 'unnamed'})")
     if no_symbols:
         notes.append(f"{plural(no_symbols, 'row')} without symbols (`(no symbols)`, e.g. opcontrol --no-vmlinux): "
                      "left out of the stacks, still part of the whole")
