@@ -4,7 +4,6 @@ alone. A paste with frame-like lines never ends in "no stacks found". Fixtures a
 their quirk (test/fixtures/paste/README.md)."""
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,7 +15,7 @@ sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 
 from flamediag.paste import read_paste  # noqa: E402
-from paste_helpers import ordered, paste  # noqa: E402
+from paste_helpers import ordered, paste, read_in_subprocess  # noqa: E402
 
 # The two lines a RHEL 4/5 ticket quoted: opreport -l's header and its top row.
 OPREPORT_TOP = ("samples  %        image name               app name                 symbol name\n"
@@ -188,17 +187,6 @@ def test_proc_stack_terminator_ends_each_dump():
 
 # --- one pass over long runs -------------------------------------------------------------------
 
-def _read_in_subprocess(text: str, tmp_path: Path):
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from flamediag.paste import read_paste\n"
-            "from flamediag.cli import UserError\n"
-            "try:\n    r = read_paste(open(sys.argv[2]).read()); print(','.join(r.formats))\n"
-            "except UserError:\n    print('no stacks')\n")
-    return subprocess.run([sys.executable, "-c", code, str(ROOT / "lib"), str(path)],
-                          capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize("text", [
     "samples  %        symbol name\n" * 20000,                          # headers without rows
     "CPU: Core 2, speed 2394 MHz (estimated)\n" * 20000 + "x\n",
@@ -208,5 +196,5 @@ def _read_in_subprocess(text: str, tmp_path: Path):
     "samples  %        symbol name\n" + ("1  2" + " " * 100000 + "x y\n") * 3,   # long whitespace in a row
 ])
 def test_long_runs_of_era_lines_are_read_in_one_pass(text, tmp_path):
-    done = _read_in_subprocess(text, tmp_path)
+    done = read_in_subprocess(text, tmp_path)
     assert done.returncode == 0, done.stderr
