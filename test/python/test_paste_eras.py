@@ -144,6 +144,19 @@ def test_header_event_names_the_event_when_no_banner_does():
     assert dict(read_paste(text).profile.events) == {"cpu-clock:ppp": 1}
 
 
+def test_perf_top_tui_snapshot_without_graphs():
+    """`perf top -E 3` (4.x-6.x TUI, no -g): the header with `Event count (approx.)` gives the samples."""
+    text = ("Samples: 12K of event 'cycles', 4000 Hz, Event count (approx.): 3084750000 lost: 0/0 drop: 0/0\n"
+            "Overhead  Shared Object       Symbol\n"
+            "  41.23%  [kernel]            [k] native_queued_spin_lock_slowpath\n"
+            "   7.46%  [kernel]            [k] clear_page_erms\n"
+            "   3.10%  libc-2.17.so        [.] __memcpy_ssse3_back\n")
+    result = read_paste(text)
+    assert result.formats == ["perf-top"] and result.profile.percent_of == 12000
+    assert by_leaf(result)["native_queued_spin_lock_slowpath"] == pytest.approx(4947.6)
+    assert dict(result.profile.events) == {"cycles": 12000}
+
+
 def test_folded_chains_without_their_entries():
     result = paste("grepped-perf61-report-g-folded-chains-futex.txt")
     assert result.formats == ["perf-report-callgraph"] and result.profile.ancestry

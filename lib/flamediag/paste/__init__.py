@@ -1,6 +1,7 @@
 """Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
-folded / bcc / bpftrace / ftrace output and kernel traces (oops, NMI, lockup, hung task, crash bt,
-/proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl / sysctl / THP lines as evidence.
+folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output and kernel traces (oops,
+NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
+sysctl / THP lines as evidence.
 
     result = read_paste(open("ticket.txt").read())
     result.profile        # flamediag.profile.Profile, ancestry=False for flat profiles
