@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 
 from flamediag.paste import read_paste  # noqa: E402
+from flamediag.paste.oprofile import is_kernel_image  # noqa: E402
 from paste_helpers import ordered, paste, read_in_subprocess  # noqa: E402
 
 # The two lines a RHEL 4/5 ticket quoted: opreport -l's header and its top row.
@@ -49,6 +50,15 @@ def test_opreport_image_and_app_columns_give_kind_and_command():
     assert records["memcpy"].comm == "oracle" and records["kcbgtcr"].comm == ""   # app == image: unknown
     assert records["copy_user_generic"].weight == 12                    # 2.1e-04 %, still its count
     assert dict(result.profile.events) == {"CPU_CLK_UNHALTED": 1}
+
+
+@pytest.mark.parametrize("image,kernel", [
+    ("vmlinux", True), ("vmlinux-2.6.18-194.el5", True), ("/usr/lib/debug/lib/modules/2.6.9-89.ELsmp/vmlinux", True),
+    ("no-vmlinux", True), ("ext3.ko", True), ("/lib/modules/2.6.18-194.el5/kernel/fs/ext3/ext3.ko", True),
+    ("oracle", False), ("libc-2.5.so", False), ("/usr/java/jdk1.6.0_31/jre/lib/amd64/server/libjvm.so", False),
+])
+def test_kernel_images(image, kernel):
+    assert is_kernel_image(image) is kernel
 
 
 def test_opreport_two_events_weighs_by_the_first():
