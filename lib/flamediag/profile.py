@@ -70,7 +70,8 @@ IDLE_LEAVES = frozenset(
 # cost (cpu-power-saving), not idle -- unless the event samples on a timer (cpu-clock, task-clock):
 # that samples a halted CPU too, where it halted, so there the same leaf is plain idle time.
 IDLE_ENTRY_COST = frozenset({"acpi_idle_do_entry"})
-TIMER_EVENT = re.compile(r"^(?:cpu|task)-clock\b")
+# `timer`: OProfile's timer-interrupt mode and readprofile's ticks sample on the timer tick too.
+TIMER_EVENT = re.compile(r"^(?:(?:cpu|task)-clock\b|timer$)")
 IDLE_COMMS = frozenset({"swapper", "idle", "init"})  # init: RHEL 6 names the idle task init (pid 0)
 
 

@@ -1,6 +1,7 @@
-"""Helpers shared by the paste tests: read a fixture, compare frame orders."""
+"""Helpers shared by the paste tests: read a fixture, compare frame orders, read in a child process."""
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,3 +25,16 @@ def ordered(names, *wanted) -> bool:
             return False
         position = names.index(frame, position + 1)
     return True
+
+
+def read_in_subprocess(text: str, tmp_path: Path, timeout: int = 60) -> subprocess.CompletedProcess:
+    """read_paste(text) in a child process (a hang is a timeout, not a stuck suite); prints the
+    formats read, or `no stacks`."""
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from flamediag.paste import read_paste\n"
+            "from flamediag.cli import UserError\n"
+            "try:\n    r = read_paste(open(sys.argv[2]).read()); print(','.join(r.formats))\n"
+            "except UserError:\n    print('no stacks')\n")
+    return subprocess.run([sys.executable, "-c", code, str(ROOT / "lib"), str(path)],
+                          capture_output=True, text=True, timeout=timeout)

@@ -3,7 +3,6 @@ columns, other tools' stack formats, several profiles in one paste, off-CPU data
 last-resort reader. Each fixture is named after its quirk (test/fixtures/paste/README.md)."""
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,7 +15,7 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 
 from flamediag.cli import UserError  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
-from paste_helpers import ordered, paste  # noqa: E402
+from paste_helpers import ordered, paste, read_in_subprocess  # noqa: E402
 
 REALWORLD = ROOT / "test" / "fixtures" / "realworld"
 FIXTURES = ROOT / "test" / "fixtures" / "paste"
@@ -353,23 +352,12 @@ def test_every_real_world_case_is_read_by_a_layout_reader():
 
 # --- linear reading (hostile input, issue 18 defect 6) ------------------------------------------
 
-def _read_in_subprocess(text: str, tmp_path: Path, timeout: int) -> subprocess.CompletedProcess:
-    path = tmp_path / "paste.txt"
-    path.write_text(text)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from flamediag.paste import read_paste\n"
-            "from flamediag.cli import UserError\n"
-            "try:\n    r = read_paste(open(sys.argv[2]).read()); print(','.join(r.formats))\n"
-            "except UserError:\n    print('no stacks')\n")
-    return subprocess.run([sys.executable, "-c", code, str(ROOT / "lib"), str(path)],
-                          capture_output=True, text=True, timeout=timeout)
-
-
 def test_oops_then_many_event_lines_is_read_in_one_pass(tmp_path):
     """An oops then 30000 `java 1 1.5: xN` lines (perf script without -g): each line was
     rescanned to the end of the run (2.3 / 9.5 / 28.9 s for 2000 / 4000 / 8000 lines)."""
     text = ("BUG: soft lockup - CPU#3 stuck for 22s! [java:1234]\nCall Trace:\n _raw_spin_lock+0x1e/0x30\n"
             + "".join(f"java 1 1.5: x{i}\n" for i in range(30000)))
-    done = _read_in_subprocess(text, tmp_path, timeout=60)
+    done = read_in_subprocess(text, tmp_path, timeout=60)
     assert done.stdout.strip() == "oops", done.stderr
 
 
@@ -384,5 +372,5 @@ def test_oops_then_many_event_lines_is_read_in_one_pass(tmp_path):
     ">" * 20000 + " | " * 20000 + "  12.00%  a  [k] b\n",
 ])
 def test_long_runs_are_read_in_one_pass(text, tmp_path):
-    done = _read_in_subprocess(text, tmp_path, timeout=60)
+    done = read_in_subprocess(text, tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,7 @@
 """Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
-folded / bcc / bpftrace / ftrace output and kernel traces (oops, NMI, lockup, hung task, crash bt,
-/proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl / sysctl / THP lines as evidence.
+folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output and kernel traces (oops,
+NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
+sysctl / THP lines as evidence.
 
     result = read_paste(open("ticket.txt").read())
     result.profile        # flamediag.profile.Profile, ancestry=False for flat profiles
@@ -22,7 +23,7 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import c2c, ftrace, kstack, lastresort, perfreport, profiles, stacktext
+from . import c2c, ftrace, kstack, lastresort, oprofile, perfreport, profiles, readprofile, stacktext
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
@@ -30,7 +31,7 @@ from .unwrap import unwrap
 UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
-    "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps"
+    "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -59,7 +60,7 @@ def _readers_for(line: str) -> List[Reader]:
     if kstack.CRASH_TASK.match(line):
         readers.append(kstack.read_crash_bt)
     if kstack._header(text) is not None or kstack.CALL_TRACE.match(text) or kstack.SYSRQ.search(text) \
-            or (kstack.FRAME.match(text) and not kstack.PROC_STACK.match(line)):
+            or (kstack.FRAME.match(text) and not kstack.PROC_STACK.match(line)) or kstack.OLD_FRAME.search(text):
         readers.append(kstack.read_kernel_log)
     if kstack.PROC_STACK.match(line) or kstack._comm_hint(line) is not None:
         readers.append(kstack.read_proc_stack)
@@ -77,6 +78,10 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
         readers.append(perfreport.read_report)
+    if oprofile.starts_oprofile(line):
+        readers.append(oprofile.read_opreport)
+    if readprofile.starts_readprofile(line):
+        readers.append(readprofile.read_readprofile)
     return readers
 
 
@@ -180,11 +185,13 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
 
 def _percent_of(chosen: profiles.PasteProfile, scale: float) -> Optional[float]:
     """The weight that stands for every sample, when each block of the profile says it (a perf
-    report / perf top listing: 100 %, scaled to the pasted sample count like the weights)."""
+    report / perf top listing: 100 %, scaled to the pasted sample count like the weights; an
+    opreport or readprofile listing: the samples its percentages or `total` are of)."""
     wholes = {b.whole for b in chosen.blocks}
-    if len(wholes) != 1 or None in wholes or any(b.unit != "percent" for b in chosen.blocks):
+    units = {b.unit for b in chosen.blocks}
+    if len(wholes) != 1 or None in wholes or len(units) != 1 or not units <= {"percent", "samples"}:
         return None
-    return wholes.pop() * scale
+    return wholes.pop() * (scale if units == {"percent"} else 1.0)
 
 
 def _weight_notes(chosen: profiles.PasteProfile) -> List[str]:

@@ -5,11 +5,15 @@ dmesg, crash `bt` / `bt -a`, and /proc/PID/stack. Each trace is one task or CPU:
     [  123.456789] RIP: 0010:native_queued_spin_lock_slowpath+0x1a/0x40
     [  123.456789] Call Trace:
     [  123.456789]  <IRQ>                                         (context marker)
+     <<EOE>>  [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740   (2.6.32: end of the NMI stack)
     [  123.456789]  ? show_regs+0x..                              (`?`: stale, ignored)
     [  123.456789]  _raw_spin_lock+0x1e/0x30
      [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740        (2.6.32)
      #6 [ffff8817f0f73d70] shrink_inactive_list at ffffffff8113f2e0 (crash bt)
     [<0>] kswapd+0x35f/0x370                                      (/proc/PID/stack)
+     [<ffffffff80064b20>] .text.lock.spinlock+0x29/0x30           (2.6.9-2.6.18: out-of-line lock section)
+     [<ffffffff8803a1c4>] :ext3:ext3_get_acl+0x34/0x180           (2.6.18 x86_64: `:module:` before a module's symbol)
+    Call Trace:<ffffffff80178d8f>{__find_get_block+148} <ffffffff8017a6c9>{__getblk+36}   (2.6.9 x86_64, decimal offsets)
 
 Frames are printed innermost first; the RIP line names the interrupted function, which is
 the leaf. Frames printed before an inline RIP line (modern kernels print the interrupted
@@ -25,18 +29,26 @@ from typing import List, Optional, Sequence, Tuple, Union
 from ..kernelnames import normalize
 from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 
+# A symbol as traces print it: `.text.lock.spinlock` (the out-of-line lock sections of 2.6.9-2.6.18)
+# starts with a dot; 2.6.18 x86_64 puts a module's name before its symbols (`:ext3:ext3_get_acl`).
+SYM = r"(?::[\w-]+:)?(?P<sym>\.?[A-Za-z_][\w.$]*)"
+# 2.6.9 x86_64 (RHEL 4) prints several frames per line, offsets in decimal: `<ffffffff80178d8f>{__getblk+36}`.
+OLD_FRAME = re.compile(r"<[0-9a-f]{8,16}>\{" + SYM + r"\+\d+\}")
 PREFIX = re.compile(
     r"^(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
     r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
 )
 FRAME = re.compile(
     r"^\s*(?:\[<[0-9a-fx]+>\]\s*)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
-    r"(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$"
+    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$"
 )
-PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
-MARKER = re.compile(r"^\s*<(?P<close>/)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE)>\s*(?P<rest>.*)$")
-RIP = re.compile(r"^\s*(?:RIP|EIP|PC is at|pc)\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?(?:\[<[0-9a-f]+>\]\s*)?"
-                 r"(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+")
+PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+" + SYM + r"\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
+# `<<EOE>>` (2.6.2x-2.6.3x): the end of an exception stack (NMI, debug, double fault).
+MARKER = re.compile(r"^\s*<(?P<close>/|<)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE|EOE)>?>\s*(?P<rest>.*)$")
+RIP = re.compile(r"^\s*(?:RIP|EIP|PC|pc)(?: is at)?\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?"
+                 r"(?:\[<[0-9a-f]+>\]\s*|<[0-9a-f]+>\{(?=[^}]+\+\d+\}))?" + SYM + r"\+(?:0x[0-9a-f]+|\d+\})")
+# The end of a /proc/PID/stack dump on kernels before 4.x: `[<ffffffffffffffff>] 0xffffffffffffffff`.
+PROC_STACK_END = re.compile(r"^\s*\[<f{16}>\]\s+0xf{16}\s*$")
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
@@ -48,10 +60,13 @@ HEADERS = (
     (re.compile(r"^\s*Pid: \d+, comm: (?P<comm>\S+)"), "cpu_line"),
     (re.compile(r"(?:Oops|BUG: unable to handle|general protection fault|kernel BUG at|WARNING: CPU: (?P<cpu>\d+))"), None),
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
+    (re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), None),   # 2.6.9-2.6.18
+    (re.compile(r"^\s*CPU(?P<cpu>\d+):\s*$"), None),                            # 2.6.18 sysrq-l: one per CPU
 )
-SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show backtrace of all active cpus")
+# `SysRq : Show backtrace of all active CPUs` (2.6.27+, `sysrq:` from 5.x); 2.6.18 `SysRq : Show CPUs`.
+SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
-                      r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|Sending NMI|"
+                      r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
@@ -66,7 +81,10 @@ REPORTER = frozenset(
      "machine_kexec", "print_modules", "watchdog_timer_fn", "__hrtimer_run_queues",
      "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
      "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "panic", "__run_hrtimer",
-     "apic_timer_interrupt", "oops_end", "die"}
+     "apic_timer_interrupt", "oops_end", "die",
+     # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
+     "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
+     "smp_call_function_single_interrupt", "call_function_single_interrupt"}
 )
 # A trace holding these is the CPU that ran `echo l > /proc/sysrq-trigger`: it shows the
 # reporter, not the load.
@@ -134,7 +152,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                 current.cpu = cpu if cpu is not None else current.cpu
         elif current is not None and _trace_line(text, current, section):
             section = _section_after(text, section)
-        elif current is None and (FRAME.match(text) or CALL_TRACE.match(text)):
+        elif current is None and (FRAME.match(text) or CALL_TRACE.match(text) or OLD_FRAME.search(text)):
             current = Trace()
             traces.append(current)
             continue
@@ -184,6 +202,7 @@ def _header(text: str):
 def _trace_line(text: str, trace: Trace, section: str) -> bool:
     if CALL_TRACE.match(text):
         trace.in_call_trace = True
+        _old_frames(text, trace, section)
         return True
     rip = RIP.match(text)
     if rip:
@@ -204,9 +223,19 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
 def _frame(text: str, trace: Trace, section: str) -> bool:
     match = FRAME.match(text)
     if not match:
-        return False
+        return _old_frames(text, trace, section)
     if not match["stale"]:
         trace.frames.append((normalize(match["sym"]), section))
+    return True
+
+
+def _old_frames(text: str, trace: Trace, section: str) -> bool:
+    """A 2.6.9 x86_64 line of `<addr>{sym+off}` frames (after `Call Trace:` or on its own)."""
+    body = CALL_TRACE.sub("", text, count=1)
+    found = OLD_FRAME.findall(body)
+    if not found or OLD_FRAME.sub("", body).strip():
+        return False
+    trace.frames.extend((normalize(sym), section) for sym in found)
     return True
 
 
@@ -215,7 +244,7 @@ def _section_after(text: str, section: str) -> str:
     if not marker:
         return section
     name, closing = marker["name"], bool(marker["close"])
-    if name == "EOI" or closing:
+    if name in ("EOI", "EOE") or closing:
         return ""
     return "" if name == "TASK" else "IRQ" if name in ("IRQ", "SOFTIRQ") else name
 
@@ -230,6 +259,9 @@ def read_proc_stack(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         match = PROC_STACK.match(lines[index])
         if match:
             names.append(normalize(match["sym"]))
+        elif names and PROC_STACK_END.match(lines[index]):
+            block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
+            names, comm = [], ""
         elif names and (_comm_hint(lines[index]) is not None or not lines[index].strip()):
             block.stacks.append((kernel_frames(names[::-1]), 1.0, comm or "", None, None))
             names = []

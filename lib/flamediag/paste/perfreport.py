@@ -33,7 +33,8 @@ lies left of it:
        |          __tcp_push_pending_frames  (continuation)    --0.07%-- [...]  (below the limit)
         --3.49%--handle_softirqs             (last branch)
        - 98.89% shrink_inactive_list         (TUI: open branch; `+` = folded, its subtree unseen)
-    22.23% _raw_spin_unlock_irqrestore;try_to_wake_up;wake_up_q    (`-g folded`: a whole chain)
+    22.23% _raw_spin_unlock_irqrestore;try_to_wake_up;wake_up_q    (`-g folded`: a whole chain; also
+                                                                    pasted alone, without its entry)
             shrink_zone
           - __alloc_pages_nodemask           (TUI: same chain, has branches)
               1.60% __rcu_read_unlock        (TUI: a leaf branch, no marker)
@@ -64,6 +65,8 @@ LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
 BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b"
                     r"(?:\s+of\s+event\s+'(?P<event>[^']+)'|\s+(?P<old_event>[\w:-]+)\s*$)?")
+# `perf report --header` (6.x): `# event : name = cpu-clock:ppp, , id = { 26322 }, ...` (also `dummy:HG`).
+HEADER_EVENT = re.compile(r"^#\s*event\s*:\s*name\s*=\s*(?P<event>[\w:.-]+)")
 TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
@@ -109,8 +112,10 @@ def starts_report(line: str) -> bool:
     """The cheap trigger: an entry, a header or banner, or a call-graph branch."""
     return bool(is_entry(line) or PERFTOP.match(line) or BANNER.match(line) or COLUMNS.match(line)
                 or OLD_TOP_COLUMNS.match(line)
-                or line.startswith(("# To display the perf.data header", "# Total Lost Samples"))
-                or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None))
+                or line.startswith(("# To display the perf.data header", "# Total Lost Samples", "# ========",
+                                    "# captured on"))
+                or ("%--" in line and BRANCH.search(line)) or (LOOSE.match(line) is not None)
+                or (";" in line and FOLDED_CHAIN.match(line) is not None))
 
 
 def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
@@ -229,6 +234,9 @@ class _Scan:
         if old_columns:
             self.old_top, self.header = bool(old_columns["dso"]), True
             return True
+        header_event = HEADER_EVENT.match(line)
+        if header_event and not header_event["event"].startswith("dummy") and not seen_entries:
+            self.event = self.event or header_event["event"]
         if HEADER.match(line) or (self.old_top is not None and OLD_TOP_RULE.match(line)):
             return True
         if not line.strip():
@@ -269,8 +277,11 @@ class _Scan:
 
 
 def _fragment_starts(lines: Sequence[str], index: int) -> bool:
-    """A call graph pasted without its entry line: a branch, or rails right above one."""
+    """A call graph pasted without its entry line: a branch, rails right above one, or the
+    `-g folded` chains alone (`22.23% a;b;c`, e.g. grepped out of the report)."""
     line = lines[index]
+    if ";" in line and FOLDED_CHAIN.match(line):
+        return True
     if "%--" in line and BRANCH.search(line) and RAILS_ONLY.match(line[:BRANCH.search(line).start()]):
         return True
     return bool(RAILS_ONLY.match(line) and "|" in line and index + 1 < len(lines)
