@@ -82,6 +82,7 @@ def _by_command(profile: Profile) -> Dict[str, Dict[str, float]]:
 def _identifiers(playbook: Playbook, weights: Dict[str, float]) -> Tuple[float, Tuple[str, ...]]:
     sig = playbook.signature
     wanted = _names(playbook, sig["distinctive"]) | _names(playbook, sig.get("companions") or [])
+    wanted -= _names(playbook, sig["claims"])      # a lock names no path, not even the fallback's
     seen = sorted((name for name in weights if name in wanted), key=lambda n: -weights[n])
     return sum(weights[n] for n in seen), tuple(seen)
 

