@@ -10,7 +10,6 @@ import ipaddress
 import json
 import re
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,8 @@ def redact_cli(source: Path, out: Path) -> subprocess.CompletedProcess:
 
 
 def members(path: Path) -> dict:
-    """name -> text of every member of a redacted bundle (gunzipped), names included as keys."""
-    out = {}
-    with tarfile.open(path) as tar:
-        for member in tar:
-            if member.isfile():
-                data = tar.extractfile(member).read()
-                out[member.name] = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8", "replace")
-    return out
+    """name -> text of every member of a redacted bundle (gunzipped)."""
+    return {name: data.decode("utf-8", "replace") for name, data in hostile.members(path).items()}
 
 
 def everything(path: Path) -> str:
