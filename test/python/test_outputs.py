@@ -172,8 +172,9 @@ def test_sigterm_before_the_renames_leaves_the_old_set_whole(tmp_path):
         writer.write("java;start_thread;do_syscall_64;schedule 100\n")
         writer.flush()
         second.send_signal(signal.SIGTERM)
-        _, stderr = second.communicate(timeout=240)
-    assert second.returncode == 143, stderr
+    # the pipe is closed: a diagnose that lost the signal would finish and replace the set (and fail below)
+    _, stderr = second.communicate(timeout=240)
+    assert second.returncode in (143, -signal.SIGTERM), stderr       # -15: before Python set its handler
     assert {name: (out / name).read_bytes() for name in SET} == old
     assert sorted(p.name for p in out.iterdir()) == sorted(SET)
 
