@@ -83,7 +83,7 @@ def _names_pattern(group: str, names: Iterable[str], ignore_case: bool, loose: b
     so vm.swappiness, /proc/sys/vm/ and kvm stay when the host is called 'vm'. Loose (distinctive
     names such as web1 or ip-10-0-1-23): only not inside a longer alphanumeric run, so
     web1-agent and web1.conf are redacted too."""
-    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=lambda n: (-len(n), n)))
+    alternatives = _alternation(names)
     if not alternatives:
         return None
     flags = "(?i:" if ignore_case else "(?:"
@@ -170,8 +170,8 @@ class Redactor:
     def _compile(self):
         parts = [_MAC, _IPV6, _IPV4, self._home_pattern()]
         if self.hostnames:
-            bundle_name = "|".join(re.escape(h) for h in sorted(self.hostnames, key=lambda n: (-len(n), n)))
-            parts.append(rf"(?P<bundle>flamediag-)(?P<bundlehost>(?i:{bundle_name}))(?=-\d{{8}}T\d{{6}}Z)")
+            parts.append(rf"(?P<bundle>flamediag-)(?P<bundlehost>(?i:{_alternation(self.hostnames)}))"
+                         rf"(?=-\d{{8}}T\d{{6}}Z)")
         if self.domains:      # before the host names: web1.corp.example.com is one name, not web1 + rest
             parts.append(_domain_pattern(self.domains))
         named = [h for h in self.hostnames if not h.isdigit()]
@@ -191,7 +191,7 @@ class Redactor:
     def _home_pattern(self) -> str:
         """/home/<user>, /home/<domain>/<user> (domain: known to this bundle, or a NetBIOS name / realm in
         upper case), /home/<user>@<domain>."""
-        known = "|".join(re.escape(d) for d in sorted(self.home_domains, key=lambda n: (-len(n), n)))
+        known = _alternation(self.home_domains)
         domain = rf"(?i:{known})|{_REALM}" if known else _REALM
         return (rf"(?P<home>/(?:home|Users)/)(?:(?P<homedomain>{domain})/(?!(?:{'|'.join(sorted(COMMON_DIRS))})"
                 rf"{_HOME_END}))?(?P<homeuser>{_HOME_USER})(?:@(?P<homeat>{_HOME_DOMAIN_AT}))?{_HOME_END}")
