@@ -26,6 +26,7 @@ import os
 import signal
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Dict, Iterator, Mapping
@@ -34,6 +35,11 @@ from . import errors
 from .errors import UserError
 
 HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+# TEST-ONLY knob (test/python/test_outputs.py): when set to a path, write_set creates that file after
+# its first rename and waits (at most PAUSE_LIMIT_SECONDS) until a held signal is pending, so a test
+# can deliver SIGTERM exactly between two renames. Unset in normal runs, where it does nothing.
+TEST_PAUSE_ENV = "FLAMEDIAG_TEST_PAUSE_BETWEEN_RENAMES"
+PAUSE_LIMIT_SECONDS = 120
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -51,8 +57,10 @@ def write_set(directory: Path, files: Mapping[str, bytes]) -> Dict[str, Path]:
         for name, content in files.items():
             _write_new(staging / name, content, directory)
         with _signals_held():
-            for name in files:
+            for index, name in enumerate(files):
                 _rename(staging / name, directory / name)
+                if index == 0 and len(files) > 1:
+                    _test_pause_between_renames()
     return {name: directory / name for name in files}
 
 
@@ -131,6 +139,17 @@ def _signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _test_pause_between_renames() -> None:
+    """Test-only (TEST_PAUSE_ENV): announce the point between two renames, wait for a held signal."""
+    marker = os.environ.get(TEST_PAUSE_ENV)
+    if not marker:
+        return
+    Path(marker).touch()
+    deadline = time.monotonic() + PAUSE_LIMIT_SECONDS
+    while not signal.sigpending() & HELD_SIGNALS and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _cannot_write(where: Path, err: OSError) -> UserError:

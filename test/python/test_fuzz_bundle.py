@@ -145,3 +145,27 @@ def test_fuzz_redactor_removes_a_planted_address(text, ip):
     last = out.splitlines()[-2] if text.endswith("\n") else out
     assert f" {address}:" not in last
     assert redactor.text(address) == redactor.maps["ipv4"][address]
+
+
+@pytest.mark.timeout(120)
+@FUZZ
+@given(block=st.integers(8, 96), pieces=st.lists(st.sampled_from(
+    ["10.1.2.3", "2001:db8::7", "52:54:00:12:34:56", "web1", "/home/alice/x", " ", ",", "\t", "(", ";", "=", "pad",
+     "9", ".", ":", "-"]), min_size=1, max_size=400))
+def test_fuzz_block_boundaries_never_split_an_identifier(block, pieces):
+    """A long single line cut into blocks anywhere redact may cut it: every planted identifier that
+    the whole line loses, the blocked line loses too (or the line is refused, never split)."""
+    import flamediag.redact as redact
+
+    line = "".join(pieces).encode()
+    whole = Redactor(hostnames=["web1"], users=["alice"]).text(line.decode())
+    original, redact.BLOCK = redact.BLOCK, block
+    try:
+        redactor = Redactor(hostnames=["web1"], users=["alice"])
+        out = "".join(redact.redact_bytes(redactor, b).decode() for b in redact.text_blocks(io.BytesIO(line), 1 << 30))
+    except ValueError:
+        return                                  # refused: nothing written, nothing leaked
+    finally:
+        redact.BLOCK = original
+    for secret in ("10.1.2.3", "2001:db8::7", "52:54:00:12:34:56", "web1", "alice"):
+        assert out.count(secret) <= whole.count(secret), (secret, out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -122,3 +123,63 @@ def test_a_second_diagnose_into_the_same_directory_waits_for_the_first(tmp_path)
     findings = json.loads((out / "findings.json").read_text())
     assert findings["input"] == str(folded)
     assert "other" in (out / "report.md").read_text() and "zone-reclaim-rhel6" not in (out / "report.md").read_text()
+
+
+def _wait_for(path: Path, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 240
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert path.exists(), proc.communicate(timeout=60)
+
+
+def test_sigterm_between_two_renames_is_held_until_the_whole_new_set_is_in_place(tmp_path):
+    """A real SIGTERM sent to a real diagnose while its set is half renamed (report.md new,
+    findings.json still the old run's): the renames finish, then the signal is honoured."""
+    out = tmp_path / "out"
+    assert diagnose(SAMPLE, out).returncode == 0
+    old = {name: (out / name).read_bytes() for name in SET}
+    folded = tmp_path / "other.folded"
+    folded.write_text("java;start_thread;do_syscall_64;schedule 100\n")
+    marker = tmp_path / "between-renames"
+    env = {**os.environ, outputs.TEST_PAUSE_ENV: str(marker)}
+    second = subprocess.Popen([str(FLAMEDIAG), "diagnose", str(folded), "-o", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    _wait_for(marker, second)
+    assert (out / "report.md").read_bytes() != old["report.md"]              # really between renames
+    assert (out / "findings.json").read_bytes() == old["findings.json"]
+    second.send_signal(signal.SIGTERM)
+    _, stderr = second.communicate(timeout=240)
+    assert second.returncode == 143, stderr                                    # the signal was honoured
+    assert "Traceback" not in stderr
+    new = {name: (out / name).read_bytes() for name in SET if (out / name).exists()}
+    assert json.loads(new["findings.json"])["input"] == str(folded)
+    assert all(new[name] != old[name] for name in ("report.md", "report.txt", "findings.json"))
+    assert "zone-reclaim-rhel6" not in new["report.md"].decode() and "diagnosis: other" in new["report.txt"].decode()
+    assert sorted(p.name for p in out.iterdir()) == sorted(SET), "a private staging directory was left"
+
+
+def test_sigterm_before_the_renames_leaves_the_old_set_whole(tmp_path):
+    """The other half: a SIGTERM that arrives before write_set starts renaming (here: while the
+    command is still reading its input) leaves the old set exactly as it was."""
+    out = tmp_path / "out"
+    assert diagnose(SAMPLE, out).returncode == 0
+    old = {name: (out / name).read_bytes() for name in SET}
+    fifo = tmp_path / "input.folded"
+    os.mkfifo(fifo)
+    second = subprocess.Popen([str(FLAMEDIAG), "diagnose", str(fifo), "-o", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "w") as writer:           # opens once diagnose reads the pipe: it is in its input phase
+        writer.write("java;start_thread;do_syscall_64;schedule 100\n")
+        writer.flush()
+        second.send_signal(signal.SIGTERM)
+    # the pipe is closed: a diagnose that lost the signal would finish and replace the set (and fail below)
+    _, stderr = second.communicate(timeout=240)
+    assert second.returncode in (143, -signal.SIGTERM), stderr       # -15: before Python set its handler
+    assert {name: (out / name).read_bytes() for name in SET} == old
+    assert sorted(p.name for p in out.iterdir()) == sorted(SET)
+
+
+def test_the_pause_knob_is_inert_when_unset(tmp_path, monkeypatch):
+    monkeypatch.delenv(outputs.TEST_PAUSE_ENV, raising=False)
+    outputs.write_set(tmp_path, {"a.txt": b"a\n", "b.json": b"b\n"})        # returns: no pause, no marker
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.json"]

@@ -75,15 +75,7 @@ def redact(*args, check=True):
     return proc
 
 
-def members(path: Path) -> dict:
-    """Every member, gunzipped when it is gzip: name -> bytes."""
-    out = {}
-    with tarfile.open(path) as tar:
-        for member in tar:
-            if member.isfile():
-                data = tar.extractfile(member).read()
-                out[member.name] = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-    return out
+members = hostile.members
 
 
 @pytest.fixture

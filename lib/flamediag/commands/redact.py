@@ -86,7 +86,7 @@ def _check_output(source: Path, out) -> None:
 def _report(source: Path, result) -> None:
     counts = result.redactor.summary()
     occurrences = sum(result.redactor.occurrences.values())
-    names = {"hostnames": "host names", "ipv4": "IPv4", "ipv6": "IPv6", "mac": "MAC",
+    names = {"hostnames": "host names", "domains": "domains", "ipv4": "IPv4", "ipv6": "IPv6", "mac": "MAC",
              "users": "user names", "args": "arguments"}
     replaced = ", ".join(f"{counts[kind]} {names[kind]}" for kind in KINDS)
     lines = [

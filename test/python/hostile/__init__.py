@@ -80,6 +80,17 @@ def write_bundle(path: Path, files: Optional[Dict[str, bytes]] = None, top: str 
     return write_bundle_tarball(path, top, files, sums=sums, tamper=tamper)
 
 
+def members(path: Path) -> Dict[str, bytes]:
+    """Every member of a bundle tarball, gunzipped when it is gzip: name -> bytes."""
+    out = {}
+    with tarfile.open(path) as tar:
+        for member in tar:
+            if member.isfile():
+                data = tar.extractfile(member).read()
+                out[member.name] = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    return out
+
+
 def _hostile(path: Path, members: Iterable[Callable[[tarfile.TarFile], None]]) -> Path:
     with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as tar:
         add_dir(tar, TOP)
