@@ -53,7 +53,8 @@ DISK_FULL=0 DISK_FULL_FAILS=0
 DISK_FULL_ERRORS='no space left on device|file too large|disk quota exceeded'   # ENOSPC, EFBIG, EDQUOT
 VERSION=$(cat "$FLAMEDIAG_HOME/lib/VERSION" 2>/dev/null || echo unknown)
 COMMAND_LINE="flamediag capture $*"
-END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0 SENTINEL_PID=""
+END_SIGNAL="" NOTES=() TAR_TMP="" BUNDLE="" BUNDLE_DIR="" STATE_DIR="" DEADLINE=0
+SENTINEL_PID="" SENTINEL_LOG="" SIGNALS_TRAPPED=0 SIGNALS_HANDLED=0
 
 usage() {
 	cat <<-'END'
@@ -240,13 +241,40 @@ disk_full() {
 ### signals
 # First INT/TERM: stop recording (perf gets SIGINT: perf.data is finalised), start nothing new,
 # pack what exists. Second: leave the directory with a manifest, no tarball.
-on_signal() {
+#
+# Bash 5.2 can lose a trapped INT/TERM that lands while it reads a $(...): 1 capture in 12
+# signalled as its window started ran on to the end, and 2 double Ctrl-C in 10 on a loaded host
+# packed anyway. So a sentinel, a small bash in our process group, writes one line per INT/TERM
+# it receives; signals received = the larger of what our trap and the sentinel counted (a group
+# signal reaches both; a late trap for a signal already handled adds nothing). The trap and every
+# checkpoint (check_sentinel) act on the signals not yet handled.
+on_trap() {
 	# only the capture's own shell acts (a trap can fire in a $(...) child forked as it arrived)
 	[ "$BASHPID" = "$$" ] || return 0
+	SIGNALS_TRAPPED=$((SIGNALS_TRAPPED + 1))
+	handle_signals "$1"
+}
+
+# handle_signals [TRAPPED_NAME] -> on_signal once per signal received and not yet handled.
+# No job is started here: it runs in traps, where a new job would change $! under the
+# interrupted code's feet.
+handle_signals() {
+	local seen=() received name
+	[ -n "$SENTINEL_LOG" ] && [ -s "$SENTINEL_LOG" ] && mapfile -t seen <"$SENTINEL_LOG"
+	received=${#seen[@]}
+	[ "$SIGNALS_TRAPPED" -gt "$received" ] && received=$SIGNALS_TRAPPED
+	while [ "$SIGNALS_HANDLED" -lt "$received" ]; do
+		name=${seen[$SIGNALS_HANDLED]:-${1:-SIGINT}}
+		case $name in SIGINT | SIGTERM) ;; *) name=SIGINT ;; esac
+		on_signal "$name"
+	done
+}
+
+on_signal() {
+	SIGNALS_HANDLED=$((SIGNALS_HANDLED + 1))
 	if [ -z "$END_SIGNAL" ]; then
 		END_SIGNAL=$1
 		warn "$1 received: stopping the capture and packing what exists ($1 again: stop packing)."
-		stop_sentinel	# the next checkpoint starts a new one, for a second signal
 		return 0
 	fi
 	[ -n "$CURRENT_PID" ] && kill -TERM "$CURRENT_PID" 2>/dev/null
@@ -264,39 +292,26 @@ on_signal() {
 	exit "$(signal_exit_code)"
 }
 
-# Bash 5.2 can lose a trapped INT/TERM that lands while it reads a $(...): 1 capture in 12
-# signalled as its window started ran on to the end. A sentinel process in our process group
-# dies of the same group signal (a Ctrl-C, kill -- -PGID); check_sentinel, called at every
-# checkpoint, then does what the lost trap would have done.
-# A trap must not start it: a job started in a trap changes $! under the interrupted code's
-# feet (`cmd & pid=$!` would then wait for the sentinel).
-# No `wait` here: in a trap that interrupted another `wait`, it blocked for minutes.
-stop_sentinel() {
-	[ -n "$SENTINEL_PID" ] || return 0
-	kill -KILL "$SENTINEL_PID" 2>/dev/null
-	SENTINEL_PID=""
-}
-
+# The sentinel ends within 2 s of the capture's end, even after a kill -9 (it polls our pid).
 start_sentinel() {
 	# background jobs start with INT ignored; env --default-signal (coreutils 8.31+) restores it
 	local reset=()
 	env --default-signal=INT true 2>/dev/null && reset=(env "--default-signal=INT,TERM")
-	# no pdeathsig: its TERM would read as a signal; if we are killed -9 it ends after the deadline
-	"${reset[@]}" sleep $((OPT_DURATION + SLACK + 60)) </dev/null >/dev/null 2>&1 9>&- &
+	[ -n "$SENTINEL_LOG" ] ||
+		SENTINEL_LOG=$(mktemp "${TMPDIR:-/tmp}/flamediag-signals.XXXXXX") || { SENTINEL_LOG=""; return 0; }
+	# shellcheck disable=SC2016  # expanded by the sentinel's bash
+	"${reset[@]}" bash -c 'trap "echo SIGINT" INT; trap "echo SIGTERM" TERM
+		while kill -0 "$1" 2>/dev/null; do sleep 2 & wait $!; done' flamediag-sentinel "$$" \
+		</dev/null >>"$SENTINEL_LOG" 2>/dev/null 9>&- &
 	SENTINEL_PID=$!
+	disown "$SENTINEL_PID" 2>/dev/null   # no "Killed" line when cleanup ends it
 }
 
+# check_sentinel -> at a checkpoint: act on signals whose trap was lost; keep a sentinel running.
 check_sentinel() {
-	local rc=0
 	[ "$BASHPID" = "$$" ] || return 0
-	[ -n "$SENTINEL_PID" ] || { start_sentinel; return 0; }
-	! kill -0 "$SENTINEL_PID" 2>/dev/null || return 0
-	wait "$SENTINEL_PID" 2>/dev/null || rc=$?
-	SENTINEL_PID=""
-	case $rc in
-	130) on_signal SIGINT ;;
-	143) on_signal SIGTERM ;;
-	esac
+	if [ -z "$SENTINEL_PID" ] || ! kill -0 "$SENTINEL_PID" 2>/dev/null; then start_sentinel; fi
+	handle_signals
 	return 0
 }
 
@@ -306,6 +321,7 @@ signal_exit_code() {
 
 cleanup() {
 	[ -n "$SENTINEL_PID" ] && kill -KILL "$SENTINEL_PID" 2>/dev/null
+	[ -n "$SENTINEL_LOG" ] && rm -f "$SENTINEL_LOG"
 	[ -n "$STATE_DIR" ] && rm -rf "$STATE_DIR"
 	[ -n "$BUNDLE_DIR" ] && rm -f "$BUNDLE_DIR/.reserve"
 	[ -n "$TAR_TMP" ] && rm -f "$TAR_TMP"
@@ -468,8 +484,8 @@ main() {
 	check_space
 	load_declarations "$FLAMEDIAG_HOME/lib/collectors.tsv"
 	mapfile -t NICS < <(physical_nics "$SYS_ROOT")
-	trap 'on_signal SIGINT' INT
-	trap 'on_signal SIGTERM' TERM
+	trap 'on_trap SIGINT' INT
+	trap 'on_trap SIGTERM' TERM
 	trap cleanup EXIT
 	start_sentinel
 	make_bundle_dir
@@ -487,9 +503,12 @@ main() {
 	END_UTC=$(utc_iso)
 	run_phase end
 	end_window
+	check_sentinel
 	say "Packing: once-only collectors, perf script, SHA256SUMS, tar (nice 19, ionice idle)"
 	run_phase once
+	check_sentinel
 	perf_script
+	check_sentinel
 	perf_archive
 	enforce_max_size
 	times >"$STATE_DIR/times"

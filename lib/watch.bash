@@ -643,8 +643,8 @@ main() {
 	load_declarations "$FLAMEDIAG_HOME/lib/collectors.tsv"
 	replace_ring_collectors
 	mapfile -t NICS < <(physical_nics "$SYS_ROOT")
-	trap 'on_signal SIGINT' INT
-	trap 'on_signal SIGTERM' TERM
+	trap 'on_trap SIGINT' INT
+	trap 'on_trap SIGTERM' TERM
 	trap watch_cleanup EXIT
 	start_sentinel
 	WATCH_STATE=$(mktemp -d "${TMPDIR:-/tmp}/flamediag-watch.XXXXXX") || die 77 "cannot create a temporary directory in ${TMPDIR:-/tmp}"

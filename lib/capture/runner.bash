@@ -462,6 +462,7 @@ wait_window_exit() {
 	local tries=$(($1 * 10))
 	while [ "$tries" -gt 0 ]; do
 		window_running || return 0
+		check_sentinel
 		sleep 0.1
 		tries=$((tries - 1))
 	done

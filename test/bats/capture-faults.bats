@@ -115,6 +115,34 @@ wait_bg() {
 	assert_output 0
 }
 
+@test "signals whose trap bash lost are counted by the sentinel: two INTs to it alone = double Ctrl-C" {
+	require_root
+	# bash 5.2 can drop a trapped signal that lands while it reads a $(...); the sentinel, a small
+	# process in the capture's group, counts what it receives. Signalling only the sentinel is
+	# what a lost trap looks like to the capture.
+	use_fakes slow-stop
+	export FLAMEDIAG_KILL_GRACE=10
+	start_bg -d 60 -o "$OUT" --no-bpf
+	latch "$OUT/flamediag-*/manifest.json" '"state": "recording"'
+	local sentinel
+	sentinel=$(pgrep -g "$BG_PID" -f flamediag-sentinel)
+	[ "$(wc -w <<<"$sentinel")" -eq 1 ] || { echo "sentinel: '$sentinel'"; ps -o pid,pgid,args -g "$BG_PID"; false; }
+	kill -INT "$sentinel"
+	latch "$BATS_TEST_TMPDIR/stderr" "SIGINT received"
+	kill -INT "$sentinel"
+	wait_bg
+	cat "$BATS_TEST_TMPDIR/stderr"
+	assert_equal "$BG_RC" 130
+	local dir
+	dir=$(tail -n 1 "$BATS_TEST_TMPDIR/stdout")
+	assert_dir_exists "$dir"
+	run -0 mq "$dir" '[m["complete"], m["end_signal"], m["state"]]'
+	assert_output '[false, "SIGINT", "interrupted"]'
+	# the sentinel ends with the capture
+	sleep 3
+	run ! kill -0 "$sentinel"
+}
+
 @test "second capture while one runs: exit 75 naming the pid; after kill -9 no stale lock" {
 	require_root
 	start_bg -d 60 -o "$OUT" --no-bpf

@@ -27,8 +27,8 @@ def stacks(result):
 
 # --- the seed: RHEL 6 perf report TUI excerpt inside Japanese prose ------------------
 
-def test_seed_003_zone_reclaim_call_graph_read_inside_prose():
-    result = paste("seed-003-zone-reclaim-ja.txt")
+def test_hadoop_blog_zone_reclaim_call_graph_read_inside_prose():
+    result = paste("blog-hadoop-zone-reclaim-ja.txt")
     assert result.formats == ["perf-report-callgraph"]
     assert result.profile.ancestry is True
     top_names, top_weight = stacks(result)[0]
@@ -40,8 +40,8 @@ def test_seed_003_zone_reclaim_call_graph_read_inside_prose():
     assert any("skipped" in note for note in result.notes)
 
 
-def test_seed_003_branches_keep_their_whole_weight():
-    result = paste("seed-003-zone-reclaim-ja.txt")
+def test_hadoop_blog_branches_keep_their_whole_weight():
+    result = paste("blog-hadoop-zone-reclaim-ja.txt")
     under_lock = sum(w for names, w in stacks(result) if names[-1] == "_spin_lock_irq")
     assert under_lock == pytest.approx(33.01, abs=0.02)
     folded = dict((names, w) for names, w in stacks(result) if len(names) == 1)
@@ -50,8 +50,8 @@ def test_seed_003_branches_keep_their_whole_weight():
     assert tcp and tcp[0][-1] == "_spin_lock_irq"      # `+ 17.54% tcp_sendmsg`: folded, root side unknown
 
 
-def test_seed_003_numactl_distances_become_evidence():
-    result = paste("seed-003-zone-reclaim-ja.txt")
+def test_hadoop_blog_numactl_distances_become_evidence():
+    result = paste("blog-hadoop-zone-reclaim-ja.txt")
     facts = build_facts_from_sections(result.sections)
     assert "node distances:" in result.sections["numactl.hardware"]
     assert facts.get("numa.max_distance") == 21

@@ -58,8 +58,8 @@ def test_flat_paste_without_corroboration_is_at_most_medium(tmp_path):
     assert thp and thp[0]["confidence"] == "medium"          # high with the THP lines, capped without
 
 
-def test_seed_003_evidence_names_zone_reclaim_and_the_spin_lock(tmp_path):
-    proc, out = diagnose("seed-003-zone-reclaim-ja.txt", tmp_path)
+def test_hadoop_blog_evidence_names_zone_reclaim_and_the_spin_lock(tmp_path):
+    proc, out = diagnose("blog-hadoop-zone-reclaim-ja.txt", tmp_path)
     assert proc.returncode == 0, proc.stderr
     top = findings(out)[0]
     assert top["id"] == "zone-reclaim"
