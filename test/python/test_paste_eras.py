@@ -208,6 +208,41 @@ def test_proc_stack_terminator_ends_each_dump():
     assert record.weight == 2 and record.names()[-1] == "_spin_lock_irq"
 
 
+# --- SystemTap and crash bt of 2.6.18 (probe cases 329, 330) -----------------------------------
+
+STAP_STACK = (" 0xffffffff8116a9a6 : memcmp_pages+0x56/0x80 [kernel]\n"
+              " 0xffffffff8116bfb7 : ksm_scan_thread+0x47/0xe0 [kernel]\n"
+              " 0xffffffffa03ad8b6 : vmx_vcpu_run+0x4e6/0x700 [kvm_intel]\n"
+              " 0x00000039c8a0e4e4 : __lll_lock_wait+0x24/0x40 [/lib64/libpthread-2.12.so]\n")
+
+
+def test_systemtap_stacks_take_the_count_printed_after_them():
+    result = read_paste("Pass 5: starting run.\n" + STAP_STACK + "\t812\n" + STAP_STACK + "\t3\n")
+    assert result.formats == ["systemtap"]
+    (record,) = list(result.profile)                                    # identical stacks add up
+    assert record.weight == 815
+    assert record.names() == ("__lll_lock_wait", "vmx_vcpu_run", "ksm_scan_thread", "memcmp_pages")
+    assert [f.kind for f in record.frames] == ["user", "kernel", "kernel", "kernel"]   # a path: user
+
+
+def test_systemtap_counts_printed_before_their_stacks():
+    """Probe case 329: `printf("%d\\n", @count(s[bt])); print_stack(bt)`."""
+    other = STAP_STACK.replace("memcmp_pages+0x56/0x80", "calc_checksum+0x34/0x50")
+    result = read_paste("11873\n" + STAP_STACK + "6021\n" + other)
+    assert by_leaf(result) == {"memcmp_pages": 11873, "calc_checksum": 6021}
+
+
+def test_crash_bt_2618_text_lock_frames_and_via():
+    """Probe case 330: `.text.lock.spinlock at ... (via _spin_lock)`: _spin_lock jumped into the
+    lock loop, so it is the frame between; the exception RIP is not repeated."""
+    result = paste("hand-crash-bt-a-rhel5-text-lock-via-futex.txt")
+    assert result.formats == ["crash-bt"]
+    stacks = {r.cpu: r.names() for r in result.profile}
+    assert stacks[0] == ("system_call", "tracesys", "sys_futex", "do_futex", "futex_wake", "_spin_lock",
+                         ".text.lock.spinlock")
+    assert set(stacks) == {0, 1, 2}                                     # equally long lines: not a hard wrap
+
+
 # --- one pass over long runs -------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
