@@ -225,6 +225,12 @@ def test_systemtap_stacks_take_the_count_printed_after_them():
     assert [f.kind for f in record.frames] == ["user", "kernel", "kernel", "kernel"]   # a path: user
 
 
+def test_systemtap_inexact_frames_are_frames():
+    text = STAP_STACK.replace("[kernel]\n", "[kernel] (inexact)\n", 1)
+    (record,) = list(read_paste(text + "\t5\n").profile)
+    assert record.names()[-1] == "memcmp_pages" and record.weight == 5
+
+
 def test_systemtap_counts_printed_before_their_stacks():
     """Probe case 329: `printf("%d\\n", @count(s[bt])); print_stack(bt)`."""
     other = STAP_STACK.replace("memcmp_pages+0x56/0x80", "calc_checksum+0x34/0x50")
@@ -241,6 +247,32 @@ def test_crash_bt_2618_text_lock_frames_and_via():
     assert stacks[0] == ("system_call", "tracesys", "sys_futex", "do_futex", "futex_wake", "_spin_lock",
                          ".text.lock.spinlock")
     assert set(stacks) == {0, 1, 2}                                     # equally long lines: not a hard wrap
+
+
+def test_2618_soft_lockup_tick_frames_are_the_reporter():
+    """Rule 27: kernel/softlockup.c (2.6.18-2.6.35) dumps the stack from the timer tick, so its own
+    frames (softlockup_tick, update_process_times, ... apic_timer_interrupt) sit at the leaf end."""
+    result = paste("hand-soft-lockup-rhel5-softlockup-tick-text-lock-futex.txt")
+    stacks = {r.cpu: r.names() for r in result.profile}
+    assert stacks == {3: ("tracesys", "sys_futex", "do_futex", "futex_wake", ".text.lock.spinlock"),
+                      5: ("tracesys", "sys_futex", "do_futex", "futex_wait", ".text.lock.spinlock")}
+    assert result.skipped_lines == 0                                   # `CPU 3:` belongs to the trace
+
+
+def test_task_dump_keeps_running_tasks_and_leaves_sleepers_out():
+    """Rule 20 (probe case 324): a task line's state letter says whether it ran; only `R` is CPU time."""
+    text = ("java          R  running task        0  8812      1 0x00000080\n"
+            "Call Trace:\n"
+            " [<ffffffff8150cfde>] _spin_lock+0x1e/0x30\n"
+            " [<ffffffff810aeec0>] futex_wake+0x10c/0x140\n"
+            "java          S 0000000000000003     0  8813      1 0x00000080\n"
+            "Call Trace:\n"
+            " [<ffffffff810ae3ac>] futex_wait_queue_me+0xbc/0xf0\n"
+            " [<ffffffff810aeec0>] futex_wait+0x1c0/0x310\n")
+    result = read_paste(text)
+    assert [r.names()[-1] for r in result.profile] == ["_spin_lock"]
+    assert not result.profile.not_cpu
+    assert read_paste(text.replace(" R  running task       ", " D 0000000000000005")).profile.not_cpu
 
 
 # --- one pass over long runs -------------------------------------------------------------------

@@ -53,6 +53,10 @@ PROC_STACK_END = re.compile(r"^\s*\[<f{16}>\]\s+0xf{16}\s*$")
 # D state not scheduled for that long), and the `task:NAME state:D` line of 5.x+ dumps (hung task,
 # sysrq-w) in a sleeping state. Its trace is where it sleeps, never CPU time.
 BLOCKED = re.compile(r"INFO: task .+:\d+ blocked for more than|^\s*task:\S+\s+state:[DSIP]\b")
+# The task line of 2.6.x-4.x task dumps (sysrq-t "Show State", sysrq-w, hung task): comm padded to
+# 15, the state letter, the saved PC (or `running task`), stack, pid, parent. Only R is running.
+TASK_STATE = re.compile(r"^(?P<comm>\S.{0,14}?)\s+(?P<state>[RSDTtZXxKWPIN])\s+(?:[0-9a-f]{8,16}|running task)"
+                        r"\s+\d+\s+\d+\s+\d+(?:\s+0x[0-9a-f]+)?\s*$")
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
@@ -66,12 +70,13 @@ HEADERS = (
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
     (re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), None),   # 2.6.9-2.6.18
     (re.compile(r"^\s*CPU(?P<cpu>\d+):\s*$"), None),                            # 2.6.18 sysrq-l: one per CPU
+    (TASK_STATE, None),
 )
 # `SysRq : Show backtrace of all active CPUs` (2.6.27+, `sysrq:` from 5.x); 2.6.18 `SysRq : Show CPUs`.
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
@@ -86,6 +91,10 @@ REPORTER = frozenset(
      "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
      "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "panic", "__run_hrtimer",
      "apic_timer_interrupt", "oops_end", "die",
+     # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its
+     # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
+     "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
+     "tick_sched_timer", "tick_periodic", "tick_handle_periodic",
      # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt"}
@@ -168,6 +177,9 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                 current.comm = comm or current.comm
                 current.cpu = cpu if cpu is not None else current.cpu
                 current.blocked = current.blocked or bool(BLOCKED.search(text))
+                state = TASK_STATE.match(text)
+                if state:
+                    current.blocked = state["state"] != "R"
         elif current is not None and _trace_line(text, current, section):
             section = _section_after(text, section)
         elif current is None and (FRAME.match(text) or CALL_TRACE.match(text) or OLD_FRAME.search(text)):
@@ -192,16 +204,16 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index, unit="tasks")
     if asleep and not left_out:
-        block.not_cpu = (f"every trace is of a task reported asleep ({plural(len(asleep), 'trace')} of hung or "
-                         "blocked tasks, not running), so its frames are where it waits, not CPU time")
+        block.not_cpu = (f"every trace is of a task that was not running ({plural(len(asleep), 'trace')}: hung-task "
+                         "warnings or sleeping states in a task dump), so its frames are where it waits, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
     block.notes.append(f"read {what}: {plural(len(stacks), 'stack')}, one per task or CPU; `?` frames ignored "
                        "(unless every entry of a trace is one)")
     if left_out:
-        block.notes.append(f"left out {plural(len(asleep), 'trace')} of tasks reported asleep (hung task): "
-                           "they wait, the other traces show the CPUs")
+        block.notes.append(f"left out {plural(len(asleep), 'trace')} of tasks reported asleep (hung task, a "
+                           "sleeping state in a task dump): they wait, the other traces show the CPUs")
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block

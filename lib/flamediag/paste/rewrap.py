@@ -19,8 +19,9 @@ The rules (a wrapped tail always starts at column 0):
 - hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
   widest, each followed by text; the line after one of them continues it, wherever the cut fell
   (inside a symbol, inside the padding). Fixed-width tools print equally long lines too (crash's
-  `#N [sp] func at addr (via x)` frames): a line that is a whole record of a trace (a crash frame,
-  a kernel frame ending in `+0x../0x..`), followed by another whole record, was not cut.
+  `#N [sp] func at addr (via x)` frames, rows of raw stack words): a line that is a whole record of
+  a trace (a crash frame, a kernel frame ending in `+0x../0x..`, a row of stack words, `Call
+  Trace:`), followed by another whole record, was not cut.
 - syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
   that have it is the tail of the one above.
 """
@@ -52,9 +53,11 @@ _MARK_TAIL = re.compile(r"^\[[k.gujH]\]\s+\S")                                 #
 _HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 # perf report's column header
 _HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
-# Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size.
+# Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
+# raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line.
 _WHOLE_RECORD = re.compile(r"^\s*(?:#\d+\s+\[[0-9a-f]+\]\s+\S+\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?(?:\s+\(via\s+\S+\))?"
-                           r"|.*\S\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?)\s*$")
+                           r"|.*\S\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?"
+                           r"|(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})+|Call Trace:)\s*$")
 
 
 def _two_records(head: str, tail: str) -> bool:

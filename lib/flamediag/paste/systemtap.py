@@ -1,7 +1,9 @@
 """SystemTap's printed backtraces (the kernel profiler of RHEL 5/6/7 sites before perf and bcc):
 `print_stack(backtrace())`, `print_backtrace()`, `print_ustack(ubacktrace())`. One frame per
 line, innermost first, address, ` : `, symbol with offset/size, and the module in brackets
-(`[kernel]`, a module's name, a library's path for user frames):
+(`[kernel]`, a module's name, a library's path for user frames), and ` (inexact)` when the
+unwinder guessed the frame from the stack contents (kept, as a trace's `?` frames are when every
+entry is one):
 
      0xffffffff8150e3e1 : _spin_lock_irq+0x21/0x40 [kernel]
      0xffffffff8113f2e0 : shrink_inactive_list+0x2f0/0x740 [kernel]
@@ -25,7 +27,7 @@ from ..profile import Frame
 from .common import ELISION, Block, Miss, finish, plural
 
 FRAME = re.compile(r"^\s*0x(?P<addr>[0-9a-f]{6,16})\s+:\s+(?P<sym>[A-Za-z_.][\w.$]*)(?:\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)?"
-                   r"\s+\[(?P<module>[^\]]+)\]\s*$")
+                   r"\s+\[(?P<module>[^\]]+)\](?:\s+\(inexact\))?\s*$")
 COUNT = re.compile(r"^\s*(?:(?:count|samples|hits)\s*[:=]?\s*)?(?P<count>\d+)\s*$", re.I)
 STAP_LINE = re.compile(r"^\s*(?:Pass \d+: |WARNING: Number of errors|[$#]\s*(?:sudo\s+)?stap\b)")
 
