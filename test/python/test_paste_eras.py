@@ -259,6 +259,13 @@ def test_2618_soft_lockup_tick_frames_are_the_reporter():
     assert result.skipped_lines == 0                                   # `CPU 3:` belongs to the trace
 
 
+def test_310_rcu_stall_tick_frames_are_the_reporter():
+    """Rule 27: 3.x-4.x print a self-detected RCU stall from the tick, without an inline RIP."""
+    (record,) = list(paste("hand-rcu-stall-rhel7-tick-dump-zone-reclaim.txt").profile)
+    assert record.comm == "postgres" and record.names()[-1] == "shrink_inactive_list"
+    assert not {"rcu_check_callbacks", "dump_cpu_task", "update_process_times"} & set(record.names())
+
+
 def test_task_dump_keeps_running_tasks_and_leaves_sleepers_out():
     """Rule 20 (probe case 324): a task line's state letter says whether it ran; only `R` is CPU time."""
     text = ("java          R  running task        0  8812      1 0x00000080\n"

@@ -95,6 +95,10 @@ REPORTER = frozenset(
      # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
      "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
      "tick_sched_timer", "tick_periodic", "tick_handle_periodic",
+     # the RCU stall detector run from the tick (3.x-4.x print the stalled CPU's stack from there:
+     # no inline RIP cuts its frames off), and the task dump it calls
+     "rcu_check_callbacks", "rcu_sched_clock_irq", "rcu_pending", "check_cpu_stall", "print_cpu_stall",
+     "print_other_cpu_stall", "rcu_dump_cpu_stacks", "dump_cpu_task", "tick_sched_handle",
      # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt"}
