@@ -208,6 +208,80 @@ def test_proc_stack_terminator_ends_each_dump():
     assert record.weight == 2 and record.names()[-1] == "_spin_lock_irq"
 
 
+# --- SystemTap and crash bt of 2.6.18 (probe cases 329, 330) -----------------------------------
+
+STAP_STACK = (" 0xffffffff8116a9a6 : memcmp_pages+0x56/0x80 [kernel]\n"
+              " 0xffffffff8116bfb7 : ksm_scan_thread+0x47/0xe0 [kernel]\n"
+              " 0xffffffffa03ad8b6 : vmx_vcpu_run+0x4e6/0x700 [kvm_intel]\n"
+              " 0x00000039c8a0e4e4 : __lll_lock_wait+0x24/0x40 [/lib64/libpthread-2.12.so]\n")
+
+
+def test_systemtap_stacks_take_the_count_printed_after_them():
+    result = read_paste("Pass 5: starting run.\n" + STAP_STACK + "\t812\n" + STAP_STACK + "\t3\n")
+    assert result.formats == ["systemtap"]
+    (record,) = list(result.profile)                                    # identical stacks add up
+    assert record.weight == 815
+    assert record.names() == ("__lll_lock_wait", "vmx_vcpu_run", "ksm_scan_thread", "memcmp_pages")
+    assert [f.kind for f in record.frames] == ["user", "kernel", "kernel", "kernel"]   # a path: user
+
+
+def test_systemtap_inexact_frames_are_frames():
+    text = STAP_STACK.replace("[kernel]\n", "[kernel] (inexact)\n", 1)
+    (record,) = list(read_paste(text + "\t5\n").profile)
+    assert record.names()[-1] == "memcmp_pages" and record.weight == 5
+
+
+def test_systemtap_counts_printed_before_their_stacks():
+    """Probe case 329: `printf("%d\\n", @count(s[bt])); print_stack(bt)`."""
+    other = STAP_STACK.replace("memcmp_pages+0x56/0x80", "calc_checksum+0x34/0x50")
+    result = read_paste("11873\n" + STAP_STACK + "6021\n" + other)
+    assert by_leaf(result) == {"memcmp_pages": 11873, "calc_checksum": 6021}
+
+
+def test_crash_bt_2618_text_lock_frames_and_via():
+    """Probe case 330: `.text.lock.spinlock at ... (via _spin_lock)`: _spin_lock jumped into the
+    lock loop, so it is the frame between; the exception RIP is not repeated."""
+    result = paste("hand-crash-bt-a-rhel5-text-lock-via-futex.txt")
+    assert result.formats == ["crash-bt"]
+    stacks = {r.cpu: r.names() for r in result.profile}
+    assert stacks[0] == ("system_call", "tracesys", "sys_futex", "do_futex", "futex_wake", "_spin_lock",
+                         ".text.lock.spinlock")
+    assert set(stacks) == {0, 1, 2}                                     # equally long lines: not a hard wrap
+
+
+def test_2618_soft_lockup_tick_frames_are_the_reporter():
+    """Rule 27: kernel/softlockup.c (2.6.18-2.6.35) dumps the stack from the timer tick, so its own
+    frames (softlockup_tick, update_process_times, ... apic_timer_interrupt) sit at the leaf end."""
+    result = paste("hand-soft-lockup-rhel5-softlockup-tick-text-lock-futex.txt")
+    stacks = {r.cpu: r.names() for r in result.profile}
+    assert stacks == {3: ("tracesys", "sys_futex", "do_futex", "futex_wake", ".text.lock.spinlock"),
+                      5: ("tracesys", "sys_futex", "do_futex", "futex_wait", ".text.lock.spinlock")}
+    assert result.skipped_lines == 0                                   # `CPU 3:` belongs to the trace
+
+
+def test_310_rcu_stall_tick_frames_are_the_reporter():
+    """Rule 27: 3.x-4.x print a self-detected RCU stall from the tick, without an inline RIP."""
+    (record,) = list(paste("hand-rcu-stall-rhel7-tick-dump-zone-reclaim.txt").profile)
+    assert record.comm == "postgres" and record.names()[-1] == "shrink_inactive_list"
+    assert not {"rcu_check_callbacks", "dump_cpu_task", "update_process_times"} & set(record.names())
+
+
+def test_task_dump_keeps_running_tasks_and_leaves_sleepers_out():
+    """Rule 20 (probe case 324): a task line's state letter says whether it ran; only `R` is CPU time."""
+    text = ("java          R  running task        0  8812      1 0x00000080\n"
+            "Call Trace:\n"
+            " [<ffffffff8150cfde>] _spin_lock+0x1e/0x30\n"
+            " [<ffffffff810aeec0>] futex_wake+0x10c/0x140\n"
+            "java          S 0000000000000003     0  8813      1 0x00000080\n"
+            "Call Trace:\n"
+            " [<ffffffff810ae3ac>] futex_wait_queue_me+0xbc/0xf0\n"
+            " [<ffffffff810aeec0>] futex_wait+0x1c0/0x310\n")
+    result = read_paste(text)
+    assert [r.names()[-1] for r in result.profile] == ["_spin_lock"]
+    assert not result.profile.not_cpu
+    assert read_paste(text.replace(" R  running task       ", " D 0000000000000005")).profile.not_cpu
+
+
 # --- one pass over long runs -------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [

@@ -159,6 +159,19 @@ def test_a_one_cpu_recording_gives_its_samples_that_cpu():
     assert read_paste(text.replace("-C 0", "-C 0-3")).profile.cpus() == []     # a list: CPUs unknown
 
 
+def test_a_one_process_command_line_names_the_command_of_its_samples():
+    """Probe case 303 (perf top -p $(pgrep kswapd0) on 4.4): a listing restricted to one process has
+    no Command column; the pasted command line names it, so comm-bound playbooks can judge it."""
+    rows = ("Overhead  Shared Object       Symbol\n"
+            "  18.42%  [kernel]            [k] shrink_slab\n"
+            "   5.71%  [kernel]            [k] balance_pgdat\n")
+    assert {r.comm for r in read_paste("$ sudo perf top -p $(pgrep kswapd0)\n" + rows).profile} == {"kswapd0"}
+    assert {r.comm for r in read_paste("# perf record -g -p `pidof -s mysqld`\n" + rows).profile} == {"mysqld"}
+    assert {r.comm for r in read_paste("$ perf report --comms java --stdio\n" + rows).profile} == {"java"}
+    for other in ("$ perf top -p 4242\n", "$ perf top -c 10000\n", "$ perf record -c 2000 -a\n"):
+        assert {r.comm for r in read_paste(other + rows).profile} == {""}     # a pid or a count names nothing
+
+
 def test_old_events_banner_gives_the_sample_count():
     result = paste("hand-perf2632-report-fractal-zone-reclaim.txt")    # "# Events: 48K cycles"
     assert any("48000 samples" in note for note in result.notes)

@@ -23,7 +23,7 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import c2c, ftrace, kstack, lastresort, oprofile, perfreport, profiles, readprofile, stacktext
+from . import c2c, ftrace, kstack, lastresort, oprofile, perfreport, profiles, readprofile, stacktext, systemtap
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
@@ -31,11 +31,18 @@ from .unwrap import unwrap
 UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
-    "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile"
+    "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
+    "SystemTap print_stack backtraces"
 )
-WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script"})
+WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
 ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ])(\d+)(?=\s|$)")
+# `perf top -p $(pgrep kswapd0)`, `perf record -p `pidof mysqld``, `perf report --comms java`: the
+# samples shown are of that one process, which the command line names (a listing restricted to
+# one process often has no Command column).
+ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?:\$\(|`)\s*(?:pgrep|pidof)\s+(?:-\S+\s+)*"
+                      r"(?P<proc>[\w./:-]+)\s*(?:\)|`)"
+                      r"|\bperf\s+report\b.*?\s(?:--comms?|-c)[= ]?(?P<comm>[A-Za-z_][\w./:-]*)(?=\s|$)")   # -c: perf top/record's count
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -82,6 +89,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(oprofile.read_opreport)
     if readprofile.starts_readprofile(line):
         readers.append(readprofile.read_readprofile)
+    if systemtap.starts_systemtap(line):
+        readers.append(systemtap.read_systemtap)
     return readers
 
 
@@ -146,6 +155,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     if one_cpu is not None:
         block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
+    task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
+    if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
+        block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
+        block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
     if block.fmt not in WEIGHTED:
         return
     block.header = block.header or any(INTRO.search(line) for line in above)

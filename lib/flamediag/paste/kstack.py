@@ -49,6 +49,14 @@ RIP = re.compile(r"^\s*(?:RIP|EIP|PC|pc)(?: is at)?\s*:?\s*(?:[0-9a-f]{4}:)?(?:\
                  r"(?:\[<[0-9a-f]+>\]\s*|<[0-9a-f]+>\{(?=[^}]+\+\d+\}))?" + SYM + r"\+(?:0x[0-9a-f]+|\d+\})")
 # The end of a /proc/PID/stack dump on kernels before 4.x: `[<ffffffffffffffff>] 0xffffffffffffffff`.
 PROC_STACK_END = re.compile(r"^\s*\[<f{16}>\]\s+0xf{16}\s*$")
+# A task reported asleep: the hung-task watchdog's "blocked for more than N seconds" (a task in
+# D state not scheduled for that long), and the `task:NAME state:D` line of 5.x+ dumps (hung task,
+# sysrq-w) in a sleeping state. Its trace is where it sleeps, never CPU time.
+BLOCKED = re.compile(r"INFO: task .+:\d+ blocked for more than|^\s*task:\S+\s+state:[DSIP]\b")
+# The task line of 2.6.x-4.x task dumps (sysrq-t "Show State", sysrq-w, hung task): comm padded to
+# 15, the state letter, the saved PC (or `running task`), stack, pid, parent. Only R is running.
+TASK_STATE = re.compile(r"^(?P<comm>\S.{0,14}?)\s+(?P<state>[RSDTtZXxKWPIN])\s+(?:[0-9a-f]{8,16}|running task)"
+                        r"\s+\d+\s+\d+\s+\d+(?:\s+0x[0-9a-f]+)?\s*$")
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
@@ -62,12 +70,13 @@ HEADERS = (
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
     (re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), None),   # 2.6.9-2.6.18
     (re.compile(r"^\s*CPU(?P<cpu>\d+):\s*$"), None),                            # 2.6.18 sysrq-l: one per CPU
+    (TASK_STATE, None),
 )
 # `SysRq : Show backtrace of all active CPUs` (2.6.27+, `sysrq:` from 5.x); 2.6.18 `SysRq : Show CPUs`.
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
-                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
+                      r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
 # Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
 # they sit at the leaf end of the traces they print and are not what the CPU was doing.
@@ -82,6 +91,14 @@ REPORTER = frozenset(
      "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
      "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "panic", "__run_hrtimer",
      "apic_timer_interrupt", "oops_end", "die",
+     # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its
+     # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
+     "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
+     "tick_sched_timer", "tick_periodic", "tick_handle_periodic",
+     # the RCU stall detector run from the tick (3.x-4.x print the stalled CPU's stack from there:
+     # no inline RIP cuts its frames off), and the task dump it calls
+     "rcu_check_callbacks", "rcu_sched_clock_irq", "rcu_pending", "check_cpu_stall", "print_cpu_stall",
+     "print_other_cpu_stall", "rcu_dump_cpu_stacks", "dump_cpu_task", "tick_sched_handle",
      # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt"}
@@ -90,9 +107,12 @@ REPORTER = frozenset(
 # reporter, not the load.
 SYSRQ_WRITER = frozenset({"write_sysrq_trigger", "__handle_sysrq", "sysrq_handle_showallcpus"})
 CRASH_TASK = re.compile(r'^\s*PID:\s*\d+\s+TASK:\s*[0-9a-f]+\s+CPU:\s*(?P<cpu>\d+)\s+COMMAND:\s*"(?P<comm>.*)"')
-CRASH_FRAME = re.compile(r"^\s*#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
+# 2.6.18 names the out-of-line lock loop `.text.lock.spinlock`; `(via NAME)`: NAME jumped into the
+# frame's function (a tail call or the lock fast path's jump), so NAME is the caller in between.
+CRASH_FRAME = re.compile(r"^\s*#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>\.?[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?"
+                         r"(?:\s+\(via\s+(?P<via>\.?[A-Za-z_][\w.$]*)\))?\s*$")
 CRASH_SECTION = re.compile(r"^\s*---\s*<(?P<what>[^>]+)>\s*---\s*$")
-CRASH_EXCEPTION_RIP = re.compile(r"^\s*\[exception RIP:\s*(?P<sym>[A-Za-z_][\w.$]*)(?:\+\d+)?\]")
+CRASH_EXCEPTION_RIP = re.compile(r"^\s*\[exception RIP:\s*(?P<sym>\.?[A-Za-z_][\w.$]*)(?:\+\d+)?\]")
 CRASH_NOISE = re.compile(r"^\s*(?:[A-Z0-9]{2,6}:\s*[0-9a-f]+|ORIG_RAX|CS:|\[exception RIP|crash>|PANIC:|bt\b)")
 
 
@@ -101,13 +121,23 @@ class Trace:
     comm: str = ""
     cpu: Optional[int] = None
     frames: List[Tuple[str, str]] = field(default_factory=list)   # (name, section) innermost first
+    stale: List[Tuple[str, str]] = field(default_factory=list)   # the `?` entries, (name, section)
+    rip_stale_at: int = 0               # how many `?` entries came before that inline RIP
+    blocked: bool = False               # a hung-task / sleeping-task dump: the task was not on a CPU
     rip: Optional[str] = None
     rip_at: Optional[int] = None        # index into frames where an inline RIP cut the trace
     in_call_trace: bool = False
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
         """Frames root first, and the leaf's context when a section marker says so."""
-        frames = self.frames[self.rip_at:] if self.rip_at is not None else self.frames
+        frames = self.frames
+        if not frames and self.stale:
+            # every entry `?`: an unwinder without frame pointers (2.6.32 x86_64 distribution
+            # kernels) marks each address it found on the stack; they are all the trace has
+            cut = self.rip_stale_at if self.rip_at is not None else 0
+            frames = self.stale[cut:]
+        elif self.rip_at is not None:
+            frames = frames[self.rip_at:]
         frames = [f for f in frames if f[1] != "NMI"]
         if self.rip:
             frames = [(self.rip, frames[0][1] if frames else "")] + frames
@@ -150,6 +180,10 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             if current is not None:
                 current.comm = comm or current.comm
                 current.cpu = cpu if cpu is not None else current.cpu
+                current.blocked = current.blocked or bool(BLOCKED.search(text))
+                state = TASK_STATE.match(text)
+                if state:
+                    current.blocked = state["state"] != "R"
         elif current is not None and _trace_line(text, current, section):
             section = _section_after(text, section)
         elif current is None and (FRAME.match(text) or CALL_TRACE.match(text) or OLD_FRAME.search(text)):
@@ -167,12 +201,23 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
         return Miss(max(index, start + 1))
+    asleep = [s for s in stacks if s[0].blocked]
+    left_out = 0 < len(asleep) < len(stacks)
+    if left_out:
+        stacks = [s for s in stacks if not s[0].blocked]     # the CPUs' traces are the CPU time
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index, unit="tasks")
+    if asleep and not left_out:
+        block.not_cpu = (f"every trace is of a task that was not running ({plural(len(asleep), 'trace')}: hung-task "
+                         "warnings or sleeping states in a task dump), so its frames are where it waits, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
-    block.notes.append(f"read {what}: {plural(len(stacks), 'stack')}, one per task or CPU; `?` frames ignored")
+    block.notes.append(f"read {what}: {plural(len(stacks), 'stack')}, one per task or CPU; `?` frames ignored "
+                       "(unless every entry of a trace is one)")
+    if left_out:
+        block.notes.append(f"left out {plural(len(asleep), 'trace')} of tasks reported asleep (hung task, a "
+                           "sleeping state in a task dump): they wait, the other traces show the CPUs")
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
@@ -208,6 +253,7 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
     if rip:
         trace.rip = normalize(rip["sym"])
         trace.rip_at = len(trace.frames) if trace.in_call_trace else None
+        trace.rip_stale_at = len(trace.stale)
         return True
     marker = MARKER.match(text)
     if marker:
@@ -224,7 +270,9 @@ def _frame(text: str, trace: Trace, section: str) -> bool:
     match = FRAME.match(text)
     if not match:
         return _old_frames(text, trace, section)
-    if not match["stale"]:
+    if match["stale"]:
+        trace.stale.append((normalize(match["sym"]), section))
+    else:
         trace.frames.append((normalize(match["sym"]), section))
     return True
 
@@ -298,12 +346,17 @@ def read_crash_bt(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             _flush_crash(block, task)
             task = {"comm": header["comm"], "cpu": int(header["cpu"]), "frames": [], "irq_until": None}
         elif task is not None and frame:
-            task["frames"].append(normalize(frame["sym"]))
+            name = normalize(frame["sym"])
+            if not (task["frames"] and task["frames"][-1] == name and task.get("rip") == len(task["frames"])):
+                task["frames"].append(name)      # (the exception RIP already named it)
+            if frame["via"]:
+                task["frames"].append(normalize(frame["via"]))
         elif task is not None and CRASH_EXCEPTION_RIP.match(line):
             # The function the exception interrupted: the next frame's callee, never listed itself.
             rip = normalize(CRASH_EXCEPTION_RIP.match(line)["sym"])
             if not task["frames"] or task["frames"][-1] != rip:
                 task["frames"].append(rip)
+                task["rip"] = len(task["frames"])
         elif task is not None and section:
             what = section["what"].upper()
             if "NMI" in what:

@@ -18,7 +18,10 @@ The rules (a wrapped tail always starts at column 0):
   symbol, alone at column 0), and perf's column header cut in its padding.
 - hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
   widest, each followed by text; the line after one of them continues it, wherever the cut fell
-  (inside a symbol, inside the padding).
+  (inside a symbol, inside the padding). Fixed-width tools print equally long lines too (crash's
+  `#N [sp] func at addr (via x)` frames, rows of raw stack words): a line that is a whole record of
+  a trace (a crash frame, a kernel frame ending in `+0x../0x..`, a row of stack words, `Call
+  Trace:`), followed by another whole record, was not cut.
 - syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
   that have it is the tail of the one above.
 """
@@ -50,6 +53,15 @@ _MARK_TAIL = re.compile(r"^\[[k.gujH]\]\s+\S")                                 #
 _HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 # perf report's column header
 _HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
+# Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
+# raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line.
+_WHOLE_RECORD = re.compile(r"^\s*(?:#\d+\s+\[[0-9a-f]+\]\s+\S+\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?(?:\s+\(via\s+\S+\))?"
+                           r"|.*\S\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?"
+                           r"|(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})+|Call Trace:)\s*$")
+
+
+def _two_records(head: str, tail: str) -> bool:
+    return bool(_WHOLE_RECORD.match(head) and _WHOLE_RECORD.match(tail))
 
 
 def rejoin(lines: List[str]) -> List[str]:
@@ -59,7 +71,7 @@ def rejoin(lines: List[str]) -> List[str]:
     segment = 0                            # length of the last physical line joined into out[-1]
     for index, line in enumerate(lines):
         joined = None
-        if out and hard and segment == hard and line.strip():
+        if out and hard and segment == hard and line.strip() and not _two_records(out[-1], line):
             joined = out[-1] + line        # cut at a fixed width, wherever it fell
         elif out and line[:1] not in ("", " ", "\t"):
             joined = _join(out, line)
@@ -79,7 +91,8 @@ def _hard_width(lines: List[str]) -> int:
     width = max((len(line) for line in lines), default=0)
     if not 60 <= width <= MAX_HARD_WRAPPED:
         return 0
-    full = [len(following) for line, following in zip(lines, lines[1:]) if len(line) == width and following.strip()]
+    full = [len(following) for line, following in zip(lines, lines[1:])
+            if len(line) == width and following.strip() and not _two_records(line, following)]
     tails = sum(1 for length in full if length < width)
     # A fixed-width table (mpstat, ps) has many full lines too, but each followed by another full one.
     return width if tails >= 3 and tails > len(full) - tails else 0
