@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
+from ..offcpu import SWITCH_LEAVES
 from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 
 # A symbol as traces print it: `.text.lock.spinlock` (the out-of-line lock sections of 2.6.9-2.6.18)
@@ -167,8 +168,21 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
         return Miss(max(index, start + 1))
+    # A trace that ends in the context switch is a task that was switched out when it was dumped
+    # (hung task in state D, the task dump of a starved RCU grace-period kthread, sysrq-w): it
+    # shows where the task waits, not what a CPU runs. Leave those out beside on-CPU traces;
+    # when every trace is one, the paste holds no CPU time at all.
+    sleeping = [entry for entry in stacks if _switched_out(entry[0], entry[1])]
+    running = [entry for entry in stacks if entry not in sleeping]
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index, unit="tasks")
+    if sleeping and running:
+        stacks = running
+        block.notes.append(f"left out {plural(len(sleeping), 'trace')} of blocked tasks (the stack ends in the "
+                           "context switch: where a task waits, not CPU time)")
+    elif sleeping:
+        block.not_cpu = ("these kernel traces show blocked tasks (hung-task warnings or task dumps whose stacks "
+                         "end in the context switch): where tasks wait, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
@@ -176,6 +190,12 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+def _switched_out(trace: Trace, names: Sequence[str]) -> bool:
+    """The task was not on a CPU: its innermost frame is the context switch and no RIP line
+    says it was interrupted elsewhere."""
+    return (trace.rip is None or normalize(trace.rip) in SWITCH_LEAVES) and normalize(names[-1]) in SWITCH_LEAVES
 
 
 def _wrapped_tail(lines: Sequence[str], index: int) -> bool:
