@@ -183,6 +183,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     for entry in entries:
         _fill_fragment(entry)
     children_mode = any(e.self_pct is not None for e in entries)
+    listing = any(e.sym and not e.has_graph() for e in entries)
     # --children -g callee (and perf top -g of 3.x): X's graph holds the callers of every
     # sample through X; only X's own share (Self) ends at X.
     callers_of_children = children_mode and leaf_first(_chains([e for e in entries if e.has_graph()])) is True
@@ -200,9 +201,11 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
     used = [e for e in entries if (e.self_pct if callers_of_children else e.pct)]
     block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end)
-    # Overhead percentages are of all samples; a fragment's share and --children's self chains
-    # (callee trees shown, not counted) leave the whole unknown.
-    block.whole = None if children_mode or fragments else 100.0
+    # Overhead percentages are of all samples, and so are --children's Children and Self columns.
+    # --children entries pasted with their lines but without graphs (folded by the TUI, or the
+    # author's list) make a listing: the top of all samples, whose rest still happened. Only trees,
+    # each chosen to show its shape, leave the whole unknown, as a fragment's share does.
+    block.whole = None if fragments or (children_mode and not listing) else 100.0
     folded = borrowed = 0
     for entry in used:
         own = entry.self_pct if callers_of_children else entry.pct
