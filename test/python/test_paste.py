@@ -438,3 +438,28 @@ def test_lkp_perf_profile_rows_read_tested_commit_self_with_calltrace_callers():
     assert weights[("copy_user_enhanced_fast_string",)] == pytest.approx(20.94)
     assert weights[("reclaim_high",)] == pytest.approx(0.80)        # one name, suffixes normalised away
     assert result.profile.ancestry is True
+
+
+CHILDREN_GRAPHLESS_TWO_COMMANDS = """\
+# Children      Self  Command  Shared Object      Symbol
+# ........  ........  .......  .................  .....................................
+#
+    40.00%     0.10%  worker   [kernel.kallsyms]  [k] do_futex
+            |
+             --39.90%--do_futex
+                       futex_wake
+                       _raw_spin_lock
+                       native_queued_spin_lock_slowpath
+    30.00%    30.00%  worker   [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+    10.00%    10.00%  kswapd0  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+"""
+
+
+def test_children_entry_without_graph_takes_caller_chains_of_its_own_command_only():
+    """The rule above, per command (--sort comm,...): kswapd0's lock does not borrow the worker's
+    futex chain. realworld-probe-new case 609 motivated the rule."""
+    result = read_paste(CHILDREN_GRAPHLESS_TWO_COMMANDS)
+    by_comm = {(r.comm, tuple(r.names())): r.weight for r in result.profile}
+    assert by_comm[("worker", ("do_futex", "futex_wake", "_raw_spin_lock", "native_queued_spin_lock_slowpath"))] == \
+        pytest.approx(30.0, rel=0.01)
+    assert by_comm[("kswapd0", ("native_queued_spin_lock_slowpath",))] == pytest.approx(10.0)

@@ -152,18 +152,18 @@ def _orphan_paths(entries: Sequence[Entry], graphless: bool = False) -> List[Tup
     entries above them: take them from the outermost such entry (each sample counted once).
     `graphless`: instead the paths ending at entries pasted without a graph of their own."""
     present = {e.sym for e in entries}
-    wanted = {e.sym for e in entries if e.sym and not e.has_graph()}
+    wanted = {(e.sym, e.comm) for e in entries if e.sym and not e.has_graph()}
     best: dict = {}
     for entry in entries:
         tree = _callee_tree(entry)
         if tree is None:
             continue
         for names, weight in _paths(tree, tree.pct, seen_only=True):
-            if not names or (names[-1] not in wanted if graphless else names[-1] in present):
+            if not names or ((names[-1], entry.comm) not in wanted if graphless else names[-1] in present):
                 continue
             if graphless and len(names) < 2:
                 continue
-            leaf = names[-1]
+            leaf = (names[-1], entry.comm) if graphless else names[-1]
             held = best.get(leaf)
             if held is None or entry.pct > held[0]:
                 best[leaf] = (entry.pct, id(entry), [(names, weight, entry.comm)])
@@ -195,7 +195,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
         # An entry pasted without its graph (folded in the TUI, or -g none for it) still has its
         # caller chains in the callee trees of the entries above it: its Self share runs there.
         for names, weight, comm in _orphan_paths(entries, graphless=True):
-            inherited.setdefault(names[-1], []).append((names, weight, comm))
+            inherited.setdefault((names[-1], comm), []).append((names, weight, comm))
         for entry in entries:
             _to_self_chains(entry)
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
@@ -210,7 +210,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     for entry in used:
         own = entry.self_pct if callers_of_children else entry.pct
         if not entry.has_graph():
-            paths = inherited.pop(entry.sym, []) if own else []
+            paths = inherited.pop((entry.sym, entry.comm), []) if own else []
             shown = sum(w for _n, w, _c in paths)
             if shown > 0:
                 scale = min(1.0, own / shown)
