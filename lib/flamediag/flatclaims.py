@@ -18,6 +18,10 @@ Rules, per command (all entries when the paste has no command column):
   most there (to each of them when several are identified by the same frames: their checks decide,
   e.g. vm.zone_reclaim_mode between zone-reclaim and direct-reclaim); the others are named in the
   evidence as alternatives;
+- a frame a playbook lists both as companion and as claim (direct-reclaim's `shrink`: the reclaim
+  engine runs under kswapd, memcg limits, zone reclaim and allocators alike) identifies it like any
+  companion, but is claimed only when one of the playbook's other frames is listed for the command
+  too (`try_to_free_pages`, the allocator's slow path): the engine belongs to the entry beside it;
 - a claimed leaf counts for its claimant only, never for another playbook's distinctive frames
   (so the `spinlock-contention` fallback keeps only the locks nobody claims);
 - a softirq thread (`ksoftirqd/N`) runs softirq handlers and nothing else, so each of its entries
@@ -79,10 +83,17 @@ def _by_command(profile: Profile) -> Dict[str, Dict[str, float]]:
     return commands
 
 
+def _shared(playbook: Playbook) -> FrozenSet[str]:
+    """Companions it also claims: frames that identify a family of paths (the reclaim engine under
+    every reclaim) but are this path's only beside one of its own entry frames."""
+    sig = playbook.signature
+    return _names(playbook, sig.get("companions") or []) & _names(playbook, sig["claims"])
+
+
 def _identifiers(playbook: Playbook, weights: Dict[str, float]) -> Tuple[float, Tuple[str, ...]]:
     sig = playbook.signature
     wanted = _names(playbook, sig["distinctive"]) | _names(playbook, sig.get("companions") or [])
-    wanted -= _names(playbook, sig["claims"])      # a lock names no path, not even the fallback's
+    wanted -= _names(playbook, sig["claims"]) - _shared(playbook)   # a lock names no path, not even the fallback's
     seen = sorted((name for name in weights if name in wanted), key=lambda n: -weights[n])
     return sum(weights[n] for n in seen), tuple(seen)
 
@@ -109,7 +120,8 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float])
 
 def _claim(owners: List[Owner], leaf: str, softirq_thread: bool):
     able = [(w, by, p) for w, by, p in owners
-            if softirq_thread or leaf in _names(p, p.signature["claims"])]
+            if softirq_thread or (leaf in _names(p, p.signature["claims"])
+                                  and (leaf not in _shared(p) or not set(by) <= _shared(p)))]
     if not able:
         return None
     if softirq_thread and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):

@@ -15,7 +15,8 @@ The rule, for stacks carrying weights (folded lines, bcc / bpftrace maps, perf s
    least two stacks ends in the switch (`schedule`, `__schedule`, `finish_task_switch`,
    `schedule_timeout`, `io_schedule`, ...), the weights are blocked time (microseconds for
    bcc `offcputime`), or switch counts of a `sched:sched_switch` recording — not CPU samples.
-Kernel traces (oops, hung task, /proc/PID/stack) are not weighted samples and are not judged.
+Kernel traces (oops, hung task, /proc/PID/stack) are not weighted samples and are not judged here;
+the kernel-log reader leaves out the traces of switched-out tasks itself (paste/kstack.py).
 """
 from __future__ import annotations
 

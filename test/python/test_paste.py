@@ -210,9 +210,36 @@ def test_modern_lockup_stall_and_hung_task():
         assert record.names()[-1] == "native_queued_spin_lock_slowpath"
         assert ordered(record.names(), "asm_exc_page_fault", "node_reclaim", "_raw_spin_lock_irq")
         assert "watchdog_timer_fn" not in record.names() and "rcu_dump_cpu_stacks" not in record.names()
-    assert ("kworker/u16:2", None) not in records              # the hung task sleeps: not CPU time
-    assert any("tasks reported asleep" in note for note in result.notes)
+    # the hung task sleeps (its stack ends in the context switch): not CPU time, so left out
+    assert ("kworker/u16:2", None) not in records
+    assert any("left out 1 trace of blocked tasks" in note for note in result.notes)
     assert result.skipped_lines == 0
+
+
+HUNG_TASK_5X = """\
+[40213.883112] INFO: task java:81234 blocked for more than 122 seconds.
+[40213.883250] task:java            state:D stack:    0 pid:81234 ppid:     1 flags:0x00000000
+[40213.883260] Call Trace:
+[40213.883265]  <TASK>
+[40213.883270]  __schedule+0x203/0x560
+[40213.883290]  schedule+0x43/0xb0
+[40213.883301]  rwsem_down_read_slowpath+0x313/0x3b0
+[40213.883315]  down_read+0x43/0x90
+[40213.883327]  do_user_addr_fault+0x410/0x690
+[40213.883339]  exc_page_fault+0x67/0x150
+[40213.883350]  asm_exc_page_fault+0x1e/0x30
+[40213.883380]  </TASK>
+"""
+
+
+def test_kernel_traces_that_end_in_the_context_switch_are_not_cpu_time():
+    """Rule: a hung-task warning or a task dump (`task:... state:`) whose stack ends in __schedule
+    shows where a task waits, not what a CPU runs; traces that are all like that are not a CPU
+    profile. Motivated by the probe cases 629-none-hung-task-rwsem-io-schedule-slow-storage (tasks
+    blocked in rwsem_down_read_slowpath behind NFS I/O) and 625-none-rcu-stall-kthread-starved-vcpu-preempted
+    (the starved grace-period kthread's dump) of realworld-probe-new."""
+    hung = read_paste(HUNG_TASK_5X)
+    assert hung.profile.not_cpu and "blocked tasks" in hung.profile.not_cpu
 
 
 def test_sysrq_l_leaves_out_the_writer_and_keeps_idle_cpus():
@@ -350,3 +377,89 @@ def test_semicolon_in_a_graph_name_cannot_forge_a_frame():
     text = "    5.00%  a  [kernel.kallsyms]  [k] evil;frame\n            |\n            ---evil;frame\n               caller\n"
     names = [n for r in read_paste(text).profile for n in r.names()]
     assert "evil:frame" in names and "frame" not in names
+
+
+# --- --children: an entry without a graph of its own takes the caller chains shown for it ---------
+
+CHILDREN_GRAPHLESS_LEAF = """\
+# Children      Self  Command          Shared Object      Symbol
+# ........  ........  ...............  .................  .....................................
+#
+    24.31%     0.02%  cache-server     [kernel.kallsyms]  [k] task_work_run
+            |
+             --24.29%--task_work_run
+                       task_numa_work
+                       change_prot_numa
+                       change_pte_range
+    24.05%    19.82%  cache-server     [kernel.kallsyms]  [k] change_pte_range
+     9.80%     9.77%  cache-server     cache-server       [.] lookup_entry
+"""
+
+
+def test_children_entry_without_graph_takes_caller_chains_from_callee_trees():
+    """Rule: in a --children report an entry pasted without its own graph (folded in the TUI, cut
+    by the author) still has its callers printed in the callee trees of the entries above it; its
+    Self share runs along those chains, scaled down to Self. Motivated by the probe case
+    606-numa-balancing-task-numa-work-children-rhel8 (also 609, 612 of realworld-probe-new)."""
+    result = read_paste(CHILDREN_GRAPHLESS_LEAF)
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    chain = ("task_work_run", "task_numa_work", "change_prot_numa", "change_pte_range")
+    assert chain in weights and ("change_pte_range",) not in weights
+    total = sum(weights.values())
+    assert weights[chain] / total == pytest.approx(19.82 / (19.82 + 9.77 + 0.02), rel=0.02)
+    assert any("took caller chains" in note for note in result.notes)
+
+
+# --- LKP (0-day kernel test robot) reports: the perf-profile rows ----------------------------
+
+LKP_ROWS = """\
+     13862           -69.4%       4243        netperf.Throughput_Mbps
+      0.00           +20.3       20.31 \u00b1  4%  perf-profile.calltrace.cycles-pp.page_counter_try_charge.try_charge_memcg.mem_cgroup_charge_skmem.__sk_mem_raise_allocated.__sk_mem_schedule
+      0.00           +25.1       25.08 \u00b1  3%  perf-profile.calltrace.cycles-pp.try_charge_memcg.mem_cgroup_charge_skmem.__sk_mem_raise_allocated.__sk_mem_schedule.tcp_sendmsg_locked
+      0.00           +20.9       20.91 \u00b1  4%  perf-profile.children.cycles-pp.page_counter_try_charge
+      0.00           +20.2       20.22 \u00b1  4%  perf-profile.self.cycles-pp.page_counter_try_charge
+      1.20            -0.4        0.80        perf-profile.self.cycles-pp.reclaim_high.constprop.0
+     30.85            -9.9       20.94 \u00b1  2%  perf-profile.self.cycles-pp.copy_user_enhanced_fast_string
+"""
+
+
+def test_lkp_perf_profile_rows_read_tested_commit_self_with_calltrace_callers():
+    """Rule: an LKP report's `perf-profile.self.<event>.<sym>` rows are a flat profile of the
+    tested commit (the last value column, `± N%` deviations and the change column skipped), and
+    `perf-profile.calltrace` rows (callee first) give a self leaf its callers, stitched towards the
+    root where one row continues another; GCC suffixes stay part of the name. Motivated by the probe
+    case 601-memcg-charge-page-counter-netperf-lkp-perf-profile of realworld-probe-new."""
+    result = read_paste(LKP_ROWS)
+    assert result.formats == ["lkp-perf-profile"]
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    chain = ("tcp_sendmsg_locked", "__sk_mem_schedule", "__sk_mem_raise_allocated", "mem_cgroup_charge_skmem",
+             "try_charge_memcg", "page_counter_try_charge")
+    assert weights[chain] == pytest.approx(20.22, abs=0.01)
+    assert weights[("copy_user_enhanced_fast_string",)] == pytest.approx(20.94)
+    assert weights[("reclaim_high",)] == pytest.approx(0.80)        # one name, suffixes normalised away
+    assert result.profile.ancestry is True
+
+
+CHILDREN_GRAPHLESS_TWO_COMMANDS = """\
+# Children      Self  Command  Shared Object      Symbol
+# ........  ........  .......  .................  .....................................
+#
+    40.00%     0.10%  worker   [kernel.kallsyms]  [k] do_futex
+            |
+             --39.90%--do_futex
+                       futex_wake
+                       _raw_spin_lock
+                       native_queued_spin_lock_slowpath
+    30.00%    30.00%  worker   [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+    10.00%    10.00%  kswapd0  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+"""
+
+
+def test_children_entry_without_graph_takes_caller_chains_of_its_own_command_only():
+    """The rule above, per command (--sort comm,...): kswapd0's lock does not borrow the worker's
+    futex chain. realworld-probe-new case 609 motivated the rule."""
+    result = read_paste(CHILDREN_GRAPHLESS_TWO_COMMANDS)
+    by_comm = {(r.comm, tuple(r.names())): r.weight for r in result.profile}
+    assert by_comm[("worker", ("do_futex", "futex_wake", "_raw_spin_lock", "native_queued_spin_lock_slowpath"))] == \
+        pytest.approx(30.0, rel=0.01)
+    assert by_comm[("kswapd0", ("native_queued_spin_lock_slowpath",))] == pytest.approx(10.0)

@@ -1,5 +1,6 @@
 """Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
-folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output and kernel traces (oops,
+folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
+of LKP regression reports, and kernel traces (oops,
 NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
 sysctl / THP lines as evidence.
 
@@ -23,7 +24,7 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import c2c, ftrace, kstack, lastresort, oprofile, perfreport, profiles, readprofile, stacktext, systemtap
+from . import c2c, ftrace, kstack, lastresort, lkp, oprofile, perfreport, profiles, readprofile, stacktext, systemtap
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
@@ -32,7 +33,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces"
+    "SystemTap print_stack backtraces, LKP perf-profile rows"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -79,6 +80,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(stacktext.read_folded)
     if stacktext.BCC_FRAME.match(line):
         readers.append(stacktext.read_bcc_stacks)
+    if lkp.starts_lkp(line):
+        readers.append(lkp.read_lkp)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
     if ftrace.starts_ftrace(line):

@@ -147,19 +147,23 @@ def _callee_tree(entry: Entry) -> Optional[Entry]:
                  root=Chain(rail=-1, pct=None, children=tree))
 
 
-def _orphan_paths(entries: Sequence[Entry]) -> List[Tuple[List[str], float, str]]:
+def _orphan_paths(entries: Sequence[Entry], graphless: bool = False) -> List[Tuple[List[str], float, str]]:
     """Samples whose leaf has no entry in the paste are only seen in the callee trees of the
-    entries above them: take them from the outermost such entry (each sample counted once)."""
+    entries above them: take them from the outermost such entry (each sample counted once).
+    `graphless`: instead the paths ending at entries pasted without a graph of their own."""
     present = {e.sym for e in entries}
+    wanted = {(e.sym, e.comm) for e in entries if e.sym and not e.has_graph()}
     best: dict = {}
     for entry in entries:
         tree = _callee_tree(entry)
         if tree is None:
             continue
         for names, weight in _paths(tree, tree.pct, seen_only=True):
-            if not names or names[-1] in present:
+            if not names or ((names[-1], entry.comm) not in wanted if graphless else names[-1] in present):
                 continue
-            leaf = names[-1]
+            if graphless and len(names) < 2:
+                continue
+            leaf = (names[-1], entry.comm) if graphless else names[-1]
             held = best.get(leaf)
             if held is None or entry.pct > held[0]:
                 best[leaf] = (entry.pct, id(entry), [(names, weight, entry.comm)])
@@ -179,25 +183,44 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     for entry in entries:
         _fill_fragment(entry)
     children_mode = any(e.self_pct is not None for e in entries)
+    listing = any(e.sym and not e.has_graph() for e in entries)
     # --children -g callee (and perf top -g of 3.x): X's graph holds the callers of every
     # sample through X; only X's own share (Self) ends at X.
     callers_of_children = children_mode and leaf_first(_chains([e for e in entries if e.has_graph()])) is True
     graphs = sum(1 for e in entries if e.has_graph())
     orphans: List[Tuple[List[str], float, str]] = []
+    inherited: dict = {}
     if children_mode and not callers_of_children:
         orphans = _orphan_paths(entries)
+        # An entry pasted without its graph (folded in the TUI, or -g none for it) still has its
+        # caller chains in the callee trees of the entries above it: its Self share runs there.
+        for names, weight, comm in _orphan_paths(entries, graphless=True):
+            inherited.setdefault((names[-1], comm), []).append((names, weight, comm))
         for entry in entries:
             _to_self_chains(entry)
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
     used = [e for e in entries if (e.self_pct if callers_of_children else e.pct)]
     block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end)
-    # Overhead percentages are of all samples; a fragment's share and --children's self chains
-    # (callee trees shown, not counted) leave the whole unknown.
-    block.whole = None if children_mode or fragments else 100.0
-    folded = 0
+    # Overhead percentages are of all samples, and so are --children's Children and Self columns.
+    # --children entries pasted with their lines but without graphs (folded by the TUI, or the
+    # author's list) make a listing: the top of all samples, whose rest still happened. Only trees,
+    # each chosen to show its shape, leave the whole unknown, as a fragment's share does.
+    block.whole = None if fragments or (children_mode and not listing) else 100.0
+    folded = borrowed = 0
     for entry in used:
         own = entry.self_pct if callers_of_children else entry.pct
         if not entry.has_graph():
+            paths = inherited.pop((entry.sym, entry.comm), []) if own else []
+            shown = sum(w for _n, w, _c in paths)
+            if shown > 0:
+                scale = min(1.0, own / shown)
+                for names, weight, _comm in paths:
+                    leaf_kind = "kernel" if entry.mark == "k" or looks_kernel(names[-1]) else "unknown"
+                    block.stacks.append((split_kernel_user(names, leaf_kind), weight * scale, entry.comm, entry.cpu, None))
+                own -= shown * scale
+                borrowed += 1
+                if own <= max(0.001 * shown, 1e-9):
+                    continue
             folded += 1
             block.stacks.append(((_lone_frame(entry),), own, entry.comm, entry.cpu, None))
             continue
@@ -216,6 +239,9 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     if orphans:
         block.notes.append(f"{plural(len(orphans), 'stack')} taken from --children callee trees: their leaves have "
                            "no entry of their own in the paste (cut, or below --percent-limit)")
+    if borrowed:
+        block.notes.append(f"{borrowed} {'entry' if borrowed == 1 else 'entries'} without a graph of their own took "
+                           "caller chains from the --children callee trees that end at them (weighted by Self)")
     if folded:
         entries_word = "entry" if folded == 1 else "entries"
         block.notes.append(f"{folded} perf report {entries_word} without a call graph (folded): counted by the symbol alone")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
+from ..offcpu import SWITCH_LEAVES
 from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 
 # A symbol as traces print it: `.text.lock.spinlock` (the out-of-line lock sections of 2.6.9-2.6.18)
@@ -201,26 +202,37 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
         return Miss(max(index, start + 1))
-    asleep = [s for s in stacks if s[0].blocked]
-    left_out = 0 < len(asleep) < len(stacks)
-    if left_out:
-        stacks = [s for s in stacks if not s[0].blocked]     # the CPUs' traces are the CPU time
+    # A task that was not on a CPU when it was dumped shows where it waits, not CPU time: the
+    # hung-task watchdog's report, a sleeping state letter in a task dump, a stack that ends in the
+    # context switch (the dump of a starved RCU grace-period kthread, sysrq-w). Leave those out
+    # beside on-CPU traces; when every trace is one, the paste holds no CPU time at all.
+    asleep = [entry[0].blocked or _switched_out(entry[0], entry[1]) for entry in stacks]
+    sleeping = sum(asleep)
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index, unit="tasks")
-    if asleep and not left_out:
-        block.not_cpu = (f"every trace is of a task that was not running ({plural(len(asleep), 'trace')}: hung-task "
-                         "warnings or sleeping states in a task dump), so its frames are where it waits, not CPU time")
+    if sleeping and sleeping < len(stacks):
+        stacks = [entry for entry, blocked in zip(stacks, asleep) if not blocked]
+        block.notes.append(f"left out {plural(sleeping, 'trace')} of blocked tasks (hung-task warnings, sleeping "
+                           "states in a task dump, stacks that end in the context switch): where a task waits, "
+                           "not CPU time")
+    elif sleeping:
+        block.not_cpu = (f"these kernel traces show blocked tasks ({plural(sleeping, 'trace')}: hung-task warnings, "
+                         "sleeping states in a task dump, or stacks that end in the context switch): where tasks "
+                         "wait, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
     block.notes.append(f"read {what}: {plural(len(stacks), 'stack')}, one per task or CPU; `?` frames ignored "
                        "(unless every entry of a trace is one)")
-    if left_out:
-        block.notes.append(f"left out {plural(len(asleep), 'trace')} of tasks reported asleep (hung task, a "
-                           "sleeping state in a task dump): they wait, the other traces show the CPUs")
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+def _switched_out(trace: Trace, names: Sequence[str]) -> bool:
+    """The task was not on a CPU: its innermost frame is the context switch and no RIP line
+    says it was interrupted elsewhere."""
+    return (trace.rip is None or normalize(trace.rip) in SWITCH_LEAVES) and normalize(names[-1]) in SWITCH_LEAVES
 
 
 def _wrapped_tail(lines: Sequence[str], index: int) -> bool:

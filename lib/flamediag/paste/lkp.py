@@ -1,0 +1,155 @@
+"""The perf-profile rows of a 0-day / LKP regression report (the kernel test robot's mails to
+LKML since 4.x): one metric per row, the parent commit's value, the change, the tested commit's
+value, each value optionally followed by `± N%` (its standard deviation):
+
+          0.00           +20.3       20.31 ±  4%  perf-profile.calltrace.cycles-pp.page_counter_try_charge.try_charge_memcg.mem_cgroup_charge_skmem
+          0.00           +20.9       20.91 ±  4%  perf-profile.children.cycles-pp.page_counter_try_charge
+          0.00           +20.2       20.22 ±  4%  perf-profile.self.cycles-pp.page_counter_try_charge
+
+- `self.<event>.<sym>`: the percentage of all samples whose leaf is `sym` (a flat profile);
+- `children.<event>.<sym>`: the percentage through `sym` (inclusive; not additive);
+- `calltrace.<event>.<sym>.<caller>.<caller>...`: the percentage through `sym` reached by that
+  chain of callers, printed callee first, a few callers deep.
+
+The profile read is the tested commit's (the last value column: the report is about it). Each
+`self` row is a leaf; its share runs along the calltrace chains that start at it (scaled down to
+the share; stitched further towards the root when exactly one calltrace row continues a chain),
+otherwise it stays a lone frame. Symbol names keep GCC's suffixes (`.isra.0`, `.constprop.0`,
+`.part.0`, `.cold`), which the dotted metric path would otherwise split. Other metric rows
+(throughput, vmstat, perf-stat) are not stacks and end nothing: the block spans the
+perf-profile rows among them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from ..kernelnames import looks_kernel, normalize
+from ..profile import Frame
+from .common import Block, Miss, plural, split_kernel_user
+
+VALUE = r"[\d.]+(?:\s*±\s*\d+%)?"
+ROW = re.compile(r"^\s*(?:(?P<values>(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){1,4}))"
+                 r"perf-profile\.(?P<kind>self|children|calltrace)\.(?P<event>[\w-]+?-pp|[\w-]+)\.(?P<path>[\w.$]+)\s*$")
+NUMBER = re.compile(r"[+-]?[\d.]+%?")
+# Any other LKP metric row (`netperf.Throughput_Mbps`, `vmstat.cpu.sy`, `perf-stat.ps.cycles`): kept
+# inside a block of perf-profile rows, never a block of its own.
+OTHER_ROW = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){1,4}[A-Za-z][\w.:/-]*\s*$")
+SUFFIX = re.compile(r"^(?:isra|constprop|part|cold|lto_priv|llvm|\d+)$")
+MAX_STITCH = 12
+
+
+def starts_lkp(line: str) -> bool:
+    return "perf-profile." in line and ROW.match(line) is not None
+
+
+def _symbols(path: str) -> List[str]:
+    names: List[str] = []
+    for token in path.split("."):
+        if names and SUFFIX.match(token):
+            names[-1] += "." + token
+        elif token:
+            names.append(token)
+    return [normalize(n) or n for n in names]
+
+
+def _tested_value(values: str) -> Optional[float]:
+    """The last plain value (not the `%change`, not a `± N%` deviation)."""
+    cleaned = re.sub(r"±\s*\d+%", " ", values)
+    plain = [v for v in NUMBER.findall(cleaned) if not v.endswith("%") and not v.startswith(("+", "-"))]
+    return float(plain[-1]) if plain else None
+
+
+def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    index = start
+    selfs: Dict[str, float] = {}
+    children: Dict[str, float] = {}
+    traces: List[Tuple[Tuple[str, ...], float]] = []
+    end = start
+    while index < len(lines):
+        line = lines[index]
+        row = ROW.match(line) if "perf-profile." in line else None
+        if row:
+            value = _tested_value(row["values"])
+            names = _symbols(row["path"])
+            if value is not None and names:
+                if row["kind"] == "self":
+                    selfs[names[0]] = value
+                elif row["kind"] == "children":
+                    children[names[0]] = value
+                else:
+                    traces.append((tuple(names), value))
+            end = index + 1
+        elif not (OTHER_ROW.match(line) or not line.strip()):
+            break
+        index += 1
+    if not selfs and not traces:
+        return Miss(max(index, start + 1))
+    block = Block("lkp-perf-profile", start, end, unit="percent", whole=100.0)
+    chained = 0
+    leaves = selfs or _leaves_from(traces, children)
+    for leaf, share in leaves.items():
+        if share <= 0:
+            continue
+        paths = _chains_from(leaf, traces)
+        shown = sum(w for _n, w in paths)
+        rest = share
+        if shown > 0:
+            chained += 1
+            scale = min(1.0, share / shown)
+            for names, weight in paths:
+                block.stacks.append((_frames(names), weight * scale, "", None, None))
+            rest = share - shown * scale
+        if rest > 0.001 * share:
+            block.stacks.append(((Frame(leaf, "kernel" if looks_kernel(leaf) else "unknown"),), rest, "", None, None))
+    if not block.stacks:
+        return Miss(max(index, start + 1))
+    block.flat = chained == 0
+    what = "self" if selfs else "calltrace"
+    block.notes.append(f"read LKP perf-profile rows: {plural(len(leaves), 'leaf function')} from the {what} rows "
+                       "(the tested commit's column, percentages of all samples)")
+    if chained:
+        block.notes.append(f"{chained} of them with callers from the perf-profile.calltrace rows (a few frames deep)")
+    else:
+        block.notes.append("flat profile: no ancestry, confidence capped at medium")
+    return block
+
+
+def _leaves_from(traces, children) -> Dict[str, float]:
+    """Without self rows: the chains whose first frame calls nothing else listed are leaves."""
+    callers = {name for names, _w in traces for name in names[1:]}
+    leaves: Dict[str, float] = {}
+    for names, weight in traces:
+        if names[0] not in callers:
+            leaves[names[0]] = leaves.get(names[0], 0.0) + weight
+    return leaves
+
+
+def _chains_from(leaf: str, traces) -> List[Tuple[Tuple[str, ...], float]]:
+    """Caller chains (callee first) starting at the leaf, a chain that is a prefix of another
+    left out, each stitched towards the root while exactly one row continues it."""
+    own = [(names, w) for names, w in traces if names[0] == leaf and len(names) > 1]
+    own = [(n, w) for n, w in own if not any(len(o) > len(n) and o[:len(n)] == n for o, _ in own)]
+    out = []
+    for names, weight in own:
+        chain = list(names)
+        for _ in range(MAX_STITCH):
+            nexts = {o[-1] for o, _w in traces
+                     if len(o) >= 2 and o[0] in chain[1:] and _continues(chain, o)}
+            if len(nexts) != 1:
+                break
+            chain.append(nexts.pop())
+        out.append((tuple(chain), weight))
+    return out
+
+
+def _continues(chain: List[str], other: Tuple[str, ...]) -> bool:
+    """`other` starts inside `chain`, agrees with it to its end, and reaches one frame further."""
+    at = chain.index(other[0])
+    overlap = chain[at:]
+    return len(other) == len(overlap) + 1 and tuple(overlap) == other[:len(overlap)]
+
+
+def _frames(callee_first: Tuple[str, ...]) -> Tuple[Frame, ...]:
+    names = list(callee_first)[::-1]
+    return split_kernel_user(names, "kernel" if looks_kernel(names[-1]) else "unknown")
