@@ -117,3 +117,5 @@ accuracy: venv
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-heldout | tail -n 1 | sed 's/^/held-out set with evidence: /'
 	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-old | tail -n 1 | sed 's/^/probe set 2.6.18-4.4: /'
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-old | tail -n 1 | sed 's/^/probe set 2.6.18-4.4 with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-a | tail -n 1 | sed 's/^/probe set A (network, storage, fs, virt, containers): /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-a | tail -n 1 | sed 's/^/probe set A with evidence: /'

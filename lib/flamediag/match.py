@@ -89,9 +89,11 @@ class _Compiled:
         in_strong = frozenset().union(*(h for i, h in enumerate(self.highlight) if i in self.strong))
         self.weak_only = frozenset().union(*(h for i, h in enumerate(self.highlight) if i not in self.strong)) - in_strong
         self.gate = self._gate(self.patterns)
-        self.lock_leaves = frozenset(name for element in sig["claims"] for name in playbook.expand(element))
+        self.lock_leaves = frozenset(name for element in (sig["lock_frames"] or sig["claims"])
+                                     for name in playbook.expand(element))
         self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
                                          for name in playbook.expand(element))
+        self.own_lockers = frozenset(name for element in sig["own_lockers"] for name in playbook.expand(element))
 
     @staticmethod
     def _gate(patterns) -> Optional[FrozenSet[str]]:
@@ -193,7 +195,10 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
         return None
     if compiled.foreign_lockers and lock_caller(names, compiled.lock_leaves) in compiled.foreign_lockers:
         return None                   # the lock its direct caller takes is another path's
-    if any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
+    # a lock taken directly by one of `own_lockers` is this playbook's even under an excluded path
+    # (the conntrack lock spun on inside NET_RX is lock contention, not receive work)
+    owned = bool(compiled.own_lockers) and lock_caller(names, compiled.lock_leaves) in compiled.own_lockers
+    if not owned and any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
         return None
     strong, found = False, set()
     for index, pattern in enumerate(compiled.patterns):

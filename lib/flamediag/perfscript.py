@@ -643,8 +643,19 @@ def _add_quality(profile: Profile, samples, kernel_frames: int, unresolved: int)
         profile.data_quality.append("; ".join(sentences) + ".")
 
 
+# OProfile's banner (`CPU: P4 / Xeon with 2 hyper-threads, speed 3000.2 MHz (estimated)`) and the line after
+# it (`Counted GLOBAL_POWER_EVENTS events (...) count 100000`) can pass for a `-F comm,tid` event line and a
+# frame: an opreport listing, never perf script
+OPROFILE_BANNER = re.compile(rb"^\s*CPU: .+, speed [\d.e+]+ MHz \(estimated\)\s*$")
+
+
 def is_perf_script(sample: bytes) -> bool:
-    """Content sniffing: an event line followed by a stack line (or single-line samples)."""
+    """Content sniffing: an event line followed by a stack line (or single-line samples).
+
+    >>> is_perf_script(b"CPU: P4 / Xeon with 2 hyper-threads, speed 3000.2 MHz (estimated)\\n"
+    ...                b"Counted GLOBAL_POWER_EVENTS events (time) with a unit mask of 0x01 (mandatory) count 100000\\n")
+    False
+    """
     if sample.startswith(GZIP_MAGIC):
         try:
             sample = gzip.GzipFile(fileobj=io.BytesIO(sample)).read(1 << 16)
@@ -659,7 +670,7 @@ def is_perf_script(sample: bytes) -> bool:
         if previous_was_event:
             return split_frame_line(line) is not None
         header = parse_header(line)
-        if header is None:
+        if header is None or OPROFILE_BANNER.match(line):
             return False
         if header.inline_frame and split_frame_line(b"\t" + header.inline_frame):
             checked += 1

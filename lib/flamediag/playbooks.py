@@ -38,7 +38,7 @@ ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
 SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
-    "weak_share": None, "companions": [], "claims": [], "foreign_lockers": [],
+    "weak_share": None, "companions": [], "claims": [], "foreign_lockers": [], "own_lockers": [], "lock_frames": [],
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
 CHECK_DEFAULTS = {"weight": 0.0, "against": 0.0, "else": None, "value": None, "kind": None}
@@ -249,9 +249,10 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
             re.compile(sig["comm"])
         except re.error as err:
             raise PlaybookError(f"{where}: signature.comm is not a valid regex ({err})")
-    if sig.get("foreign_lockers") and not sig.get("claims"):
-        raise PlaybookError(f"{where}: signature.foreign_lockers needs signature.claims (the lock frames "
-                            f"whose direct caller is judged)")
+    for key in ("foreign_lockers", "own_lockers"):
+        if sig.get(key) and not (sig.get("claims") or sig.get("lock_frames")):
+            raise PlaybookError(f"{where}: signature.{key} needs signature.claims or signature.lock_frames "
+                                f"(the lock frames whose direct caller is judged)")
     for check in data.get("checks") or []:
         if check["op"] != "exists" and "value" not in check:
             raise PlaybookError(f"{where}: check on {check['fact']}: op '{check['op']}' needs a value")

@@ -135,3 +135,25 @@ def test_wildcard_canary_matches_every_busy_sample():
     prof = profile(("a;b", 3, {}), ("cpu_idle;intel_idle", 5, {"comm": "swapper", "pid": 0}))
     by_id = {m.playbook.id: m for m in match_all(books, prof)}
     assert by_id["always-fires"].matched == 3 and by_id["never-fires"].matched == 0
+
+
+def test_lock_taken_by_conntrack_inside_net_rx_is_lock_contention_not_receive_work():
+    """Rule A9 (realworld-probe-a case 703): a spin lock is named by its direct caller (rule 18), also
+    inside NET_RX: spun on from __nf_conntrack_confirm it is the conntrack table's lock, contention
+    between CPUs (spinlock-contention's own_lockers, nic-softirq's foreign_lockers); the driver's own
+    receive work beside it stays nic-softirq's."""
+    books = {b.id: b for b in load_all()}
+    rx = "ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq;" \
+         "napi_gro_receive;__netif_receive_skb_core;ip_rcv;nf_hook_slow;"
+    prof = profile((rx + "ipv4_confirm;__nf_conntrack_confirm;_raw_spin_lock_bh;native_queued_spin_lock_slowpath",
+                    6, {"comm": "ksoftirqd/7"}),
+                   ("ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq",
+                    4, {"comm": "ksoftirqd/7"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 6
+    assert match_playbook(books["nic-softirq"], prof).matched == 4
+    # the look-alike: a lock the receive path takes for itself (no shared-state locker above it) is
+    # still the receive work of nic-softirq, not the fallback's
+    own = profile(("ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;"
+                   "ixgbe_clean_rx_irq;napi_gro_receive;_raw_spin_lock", 5, {"comm": "ksoftirqd/7"}))
+    assert match_playbook(books["nic-softirq"], own).matched == 5
+    assert match_playbook(books["spinlock-contention"], own).matched == 0

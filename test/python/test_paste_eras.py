@@ -266,6 +266,25 @@ def test_310_rcu_stall_tick_frames_are_the_reporter():
     assert not {"rcu_check_callbacks", "dump_cpu_task", "update_process_times"} & set(record.names())
 
 
+def test_interrupt_above_an_inline_rip_is_the_leaf_end_of_one_stack():
+    """Rule A5 (realworld-probe-a case 711): a hard LOCKUP's register dump names the leaf before
+    `Call Trace:`; the <IRQ> frames down to the inline RIP hold no detector's frame, so they are the
+    bandwidth timer running on top of the interrupted read(), not a reporter to drop."""
+    (record,) = list(paste("hand-dmesg-hard-lockup-cfs-bandwidth-timer-irq-above-inline-rip-419.txt").profile)
+    names = record.names()
+    assert record.comm == "java" and record.cpu == 7                   # `Kdump: loaded` is not the comm
+    assert names[0] == "entry_SYSCALL_64_after_hwframe" and names[-1] == "distribute_cfs_runtime"
+    assert names.index("copy_user_enhanced_fast_string") < names.index("sched_cfs_period_timer")
+    # the look-alike: tick and RCU stall frames above an inline RIP are still the reporter
+    stall = read_paste("[  1.0] rcu: INFO: rcu_sched self-detected stall on CPU\n"
+                       "[  1.0] Call Trace:\n[  1.0]  <IRQ>\n[  1.0]  rcu_dump_cpu_stacks+0x9/0x1\n"
+                       "[  1.0]  rcu_sched_clock_irq+0x9/0x1\n[  1.0]  update_process_times+0x9/0x1\n"
+                       "[  1.0]  </IRQ>\n[  1.0] RIP: 0010:shrink_page_list+0x9/0x1\n"
+                       "[  1.0]  shrink_inactive_list+0x9/0x1\n[  1.0]  kswapd+0x9/0x1\n")
+    (record,) = list(stall.profile)
+    assert record.names() == ("kswapd", "shrink_inactive_list", "shrink_page_list")
+
+
 def test_task_dump_keeps_running_tasks_and_leaves_sleepers_out():
     """Rule 20 (probe case 324): a task line's state letter says whether it ran; only `R` is CPU time."""
     text = ("java          R  running task        0  8812      1 0x00000080\n"

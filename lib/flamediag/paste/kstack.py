@@ -65,7 +65,7 @@ HEADERS = (
     (re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for \d+s! \[(?P<comm>.+):\d+\]"), None),
     (re.compile(r"INFO: task (?P<comm>.+):\d+ blocked for more than"), None),
     (re.compile(r"^\s*task:(?P<comm>\S+)\s+state:"), None),
-    (re.compile(r"CPU: (?P<cpu>\d+) (?:UID: \d+ )?PID: \d+ Comm: (?P<comm>.+?)(?: (?:Not )?[Tt]ainted|$)"), "cpu_line"),
+    (re.compile(r"CPU: (?P<cpu>\d+) (?:UID: \d+ )?PID: \d+ Comm: (?P<comm>.+?)(?: Kdump: (?:loaded|not loaded))?(?: (?:Not )?[Tt]ainted|$)"), "cpu_line"),
     (re.compile(r"^\s*Pid: \d+, comm: (?P<comm>\S+)"), "cpu_line"),
     (re.compile(r"(?:Oops|BUG: unable to handle|general protection fault|kernel BUG at|WARNING: CPU: (?P<cpu>\d+))"), None),
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
@@ -104,6 +104,17 @@ REPORTER = frozenset(
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt"}
 )
+# The interrupt's entry and the timer/IPI dispatch: frames every interrupt has, reporter or not. Above an
+# inline RIP without a detector's frame (the watchdog, the RCU stall check, dump_stack, the NMI
+# backtrace) they carry the interrupt that was running when the report was taken: the CFS bandwidth
+# timer of a hard LOCKUP, a softirq's handler.
+INTERRUPT_ENTRY = frozenset(
+    {"__hrtimer_run_queues", "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
+     "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "__run_hrtimer", "apic_timer_interrupt",
+     "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
+     "smp_call_function_single_interrupt", "call_function_single_interrupt"}
+)
+DETECTORS = REPORTER - INTERRUPT_ENTRY
 # A trace holding these is the CPU that ran `echo l > /proc/sysrq-trigger`: it shows the
 # reporter, not the load.
 SYSRQ_WRITER = frozenset({"write_sysrq_trigger", "__handle_sysrq", "sysrq_handle_showallcpus"})
@@ -127,6 +138,7 @@ class Trace:
     blocked: bool = False               # a hung-task / sleeping-task dump: the task was not on a CPU
     rip: Optional[str] = None
     rip_at: Optional[int] = None        # index into frames where an inline RIP cut the trace
+    head_rip: Optional[str] = None      # the RIP of the register dump printed before `Call Trace:`
     in_call_trace: bool = False
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
@@ -138,10 +150,22 @@ class Trace:
             cut = self.rip_stale_at if self.rip_at is not None else 0
             frames = self.stale[cut:]
         elif self.rip_at is not None:
+            above = [f for f in frames[:self.rip_at] if f[1] != "NMI"]
+            if self.head_rip and above and not {normalize(n) for n, _ in above} & DETECTORS:
+                # the register dump above `Call Trace:` names the leaf, the frames down to the inline RIP
+                # are the interrupt that ran on top of the interrupted code (a hard LOCKUP in a timer):
+                # one stack, not a reporter's frames above a task's
+                below = frames[self.rip_at:]
+                frames = [(self.head_rip, above[0][1])] + above + [(self.rip, below[0][1] if below else "")] + below
+                return self._rooted([f for f in frames if f[1] != "NMI"])
             frames = frames[self.rip_at:]
         frames = [f for f in frames if f[1] != "NMI"]
         if self.rip:
             frames = [(self.rip, frames[0][1] if frames else "")] + frames
+        return self._rooted(frames)
+
+    @staticmethod
+    def _rooted(frames: List[Tuple[str, str]]) -> Tuple[Tuple[str, ...], Optional[str]]:
         while len(frames) > 1 and frames[0][0] in REPORTER:
             frames = frames[1:]
         if not frames:
@@ -263,6 +287,8 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
         return True
     rip = RIP.match(text)
     if rip:
+        if not trace.in_call_trace:
+            trace.head_rip = normalize(rip["sym"])
         trace.rip = normalize(rip["sym"])
         trace.rip_at = len(trace.frames) if trace.in_call_trace else None
         trace.rip_stale_at = len(trace.stale)

@@ -118,15 +118,23 @@ def starts_report(line: str) -> bool:
                 or (";" in line and FOLDED_CHAIN.match(line) is not None))
 
 
-def parse_entry(line: str, cpu_column: bool = False) -> Optional[Entry]:
+def parse_entry(line: str, cpu_column: bool = False, dso_column: bool = True) -> Optional[Entry]:
     """An entry line; `cpu_column` when the header names a CPU sort key (else a number
-    after the percentages is the -n Samples column)."""
+    after the percentages is the -n Samples column); not `dso_column` when the header names a
+    Command but no Shared Object (`--sort comm,sym`): the words before the marker are the command.
+
+    >>> parse_entry("    12.44%  ksoftirqd/5      [k] process_backlog", dso_column=False).comm
+    'ksoftirqd/5'
+    """
     parts = _entry_parts(line)
     if parts is None:
         return None
     head, between, mark, symbol = parts
     p1, p2 = number(head["p1"]), head["p2"]
     mid = between.split()
+    if not dso_column:
+        return Entry(p1, number(p2) if p2 is not None else None, " ".join(mid), "", mark, clean_name(symbol),
+                     int(head["num"]) if cpu_column and head["num"] else None)
     dso = mid[-1] if mid else ""
     cpu = int(head["num"]) if cpu_column and head["num"] else None
     comm = " ".join(mid[:-1])
@@ -195,6 +203,7 @@ class _Scan:
         self.event: Optional[str] = None          # the sampled event, when a banner names it
         self.header = False
         self.cpu_column = False
+        self.dso_column = True                   # False: the header names a Command but no Shared Object
         self.old_top: Optional[bool] = None      # 2.6.3x perf top columns seen: whether they name the DSO
         self.chains: List[Chain] = []
 
@@ -228,6 +237,7 @@ class _Scan:
             return True
         if COLUMNS.match(line):
             self.cpu_column = bool(re.search(r"\sCPU\s", line + " "))
+            self.dso_column = "Shared Object" in line or not re.search(r"\sCommand\s", line + " ")
             self.header = True
             return True
         old_columns = OLD_TOP_COLUMNS.match(line)
@@ -260,7 +270,7 @@ class _Scan:
             if entry is not None:
                 self.screens[-1].append(entry)
             return entry is not None
-        entry = parse_entry(line, self.cpu_column)
+        entry = parse_entry(line, self.cpu_column, self.dso_column)
         if entry is None and self.chains and _graph_line(line, self.chains):
             return True
         entry = entry or _loose_entry(self.lines, self.index)
