@@ -1,5 +1,5 @@
 """Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
-folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
+perf lock contention / folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
 of LKP regression reports, and kernel traces (oops,
 NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
 sysctl / THP lines as evidence.
@@ -24,13 +24,13 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import c2c, ftrace, kstack, lastresort, lkp, oprofile, perfreport, profiles, readprofile, stacktext, systemtap
+from . import c2c, ftrace, kstack, lastresort, lkp, lockcontention, oprofile, perfreport, profiles, readprofile, stacktext, systemtap
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
 
 UNDERSTOOD = (
-    "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
+    "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, perf lock contention, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
     "SystemTap print_stack backtraces, LKP perf-profile rows"
@@ -84,6 +84,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lkp.read_lkp)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
+    if lockcontention.starts_lock_contention(line):
+        readers.append(lockcontention.read_lock_contention)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
