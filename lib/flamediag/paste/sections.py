@@ -4,6 +4,9 @@ facts.build_facts_from_sections() reads (same layout as in a bundle, doc/bundle-
     >>> text = "$ sysctl vm.zone_reclaim_mode\\nvm.zone_reclaim_mode = 1\\n"
     >>> find_sections(text.split("\\n"))[0]["sysctl"]
     'vm.zone_reclaim_mode = 1'
+    >>> text = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor:ondemand\\nCurrent active profile: balanced"
+    >>> sorted(find_sections(text.split("\\n"))[0].items())
+    [('cpufreq', 'cpu0: governor=ondemand'), ('tuned', 'Current active profile: balanced')]
 """
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ GOVERNOR = re.compile(r'^\s*The governor "(?P<governor>[\w-]+)" may decide which
 CPUPOWER_DRIVER = re.compile(r"^\s*driver:\s*(?P<driver>[\w-]+)\s*$")
 CPUPOWER_CPU = re.compile(r"^\s*analyzing CPU (?P<cpu>\d+):\s*$")
 SCALING_GOVERNOR = re.compile(r"/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor$")
+# `grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor`
+GOVERNOR_PATH = re.compile(r"^\s*/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor\s*:\s*(?P<value>[\w-]+)\s*$")
 
 
 def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
@@ -101,6 +106,9 @@ def _setting(lines: Sequence[str], index: int):
     match = GOVERNOR.match(line)
     if match:
         return _cpupower(lines, index, match["governor"])
+    match = GOVERNOR_PATH.match(line)
+    if match:
+        return "cpufreq", f"cpu{match['cpu']}: governor={match['value']}", [index]
     match = PROC_SYS.search(line)
     if match and re.match(r"^\s*\S*/proc/sys/", line):
         return "sysctl", f"{match['path'].replace('/', '.')} = {match['value']}", [index]
