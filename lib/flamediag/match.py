@@ -25,7 +25,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 from .flatclaims import Claim, flat_claims, unlisted_busy
 from .kernelnames import normalize
 from .playbooks import Playbook
-from .profile import Profile, StackRecord, is_idle
+from .profile import Profile, StackRecord, command_of, is_idle
 
 WILDCARD = "*"
 
@@ -172,7 +172,8 @@ def _context_ok(compiled: _Compiled, record: StackRecord, ancestry: bool) -> boo
     # a flat entry's context is unknown (no softirq/irq entry frame above it): its frame names it
     if ancestry and compiled.context != "any" and record.context != compiled.context:
         return False
-    return compiled.comm is None or bool(compiled.comm.search(record.comm or ""))
+    # a stack without a command is named by the kernel thread it runs in, if any (profile.command_of)
+    return compiled.comm is None or bool(compiled.comm.search(command_of(record)))
 
 
 def _possible(pattern: Sequence[FrozenSet[str]], present: FrozenSet[str]) -> bool:
@@ -299,8 +300,9 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
         result.frames.update(found)
         if record.cpu is not None:
             result.cpus[record.cpu] += record.weight
-        if record.comm:
-            result.comms[record.comm] += record.weight
+        comm = command_of(record)
+        if comm:
+            result.comms[comm] += record.weight
         result.stacks[names] += record.weight
         if record.seconds:
             result.seconds.update(record.seconds)

@@ -133,6 +133,42 @@ def is_idle(record: StackRecord) -> bool:
     return comm in IDLE_COMMS and record.pid in (0, None) and all(f.kind != "user" for f in record.frames)
 
 
+# A kernel thread runs one function under kthread() for its whole life (per-CPU threads under
+# smpboot_thread_fn): that function names the thread. A paste without a command column (a perf report
+# --sort sym, perf record -p PID, a crash or dmesg trace) still says which thread ran a stack rooted
+# at `kthread -> kswapd`. Values are the thread's command prefix as the kernel names it.
+THREAD_FUNCTIONS = {
+    "kswapd": "kswapd", "khugepaged": "khugepaged", "ksm_scan_thread": "ksmd", "kcompactd": "kcompactd",
+    "run_ksoftirqd": "ksoftirqd/", "worker_thread": "kworker/", "kauditd_thread": "kauditd",
+}
+
+
+def command_of(record: "StackRecord") -> str:
+    """The record's command; without one, the kernel thread its stack runs in (`kthread` -> `kswapd`).
+
+    >>> command_of(StackRecord((Frame("ret_from_fork", "kernel"), Frame("kthread", "kernel"),
+    ...                         Frame("kswapd", "kernel"), Frame("balance_pgdat", "kernel")), 1.0))
+    'kswapd'
+    >>> command_of(StackRecord((Frame("kthread", "kernel"), Frame("smpboot_thread_fn", "kernel"),
+    ...                         Frame("run_ksoftirqd", "kernel"), Frame("net_rx_action", "kernel")), 1.0))
+    'ksoftirqd/'
+    >>> command_of(StackRecord((Frame("kthread", "kernel"), Frame("kswapd", "kernel")), 1.0, comm="kswapd1"))
+    'kswapd1'
+    >>> command_of(StackRecord((Frame("kswapd", "kernel"),), 1.0))
+    ''
+    """
+    if record.comm:
+        return record.comm
+    names = [frame.name.split(".", 1)[0] for frame in record.frames]
+    for index, name in enumerate(names[:-1]):
+        if name == "kthread":
+            for following in names[index + 1:index + 3]:
+                if following in THREAD_FUNCTIONS:
+                    return THREAD_FUNCTIONS[following]
+            return ""
+    return ""
+
+
 @dataclass
 class Profile:
     """Aggregated stacks plus what the reader learned about the input."""

@@ -157,3 +157,24 @@ def test_lock_taken_by_conntrack_inside_net_rx_is_lock_contention_not_receive_wo
                    "ixgbe_clean_rx_irq;napi_gro_receive;_raw_spin_lock", 5, {"comm": "ksoftirqd/7"}))
     assert match_playbook(books["nic-softirq"], own).matched == 5
     assert match_playbook(books["spinlock-contention"], own).matched == 0
+
+
+def test_a_kernel_threads_function_names_a_stack_without_a_command():
+    """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
+    Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook
+    judges it and direct-reclaim (`comm: '^(?!kswapd)'`) does not take its reclaim frames."""
+    books = {b.id: b for b in load_all()}
+    prof = Profile()
+    chain = ["ret_from_fork", "kthread", "kswapd", "balance_pgdat", "shrink_node", "shrink_inactive_list",
+             "shrink_page_list"]
+    prof.add([Frame(n, "kernel") for n in chain], 90)
+    prof.add([Frame(n, "kernel") for n in ["ret_from_fork", "kthread", "kswapd", "balance_pgdat",
+                                           "shrink_slab", "super_cache_scan"]], 60)
+    kswapd = match_playbook(books["kswapd-spin"], prof)
+    assert kswapd.matched == 150 and dict(kswapd.comms) == {"kswapd": 150}
+    assert match_playbook(books["direct-reclaim"], prof).matched == 0
+    # the same frames under an allocating task's page fault stay direct reclaim's
+    other = Profile()
+    other.add([Frame(n, "kernel") for n in ["page_fault", "__alloc_pages_slowpath", "try_to_free_pages",
+                                            "do_try_to_free_pages", "shrink_node", "shrink_page_list"]], 90)
+    assert match_playbook(books["kswapd-spin"], other).matched == 0

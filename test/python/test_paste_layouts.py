@@ -387,3 +387,30 @@ def test_oops_then_many_event_lines_is_read_in_one_pass(tmp_path):
 def test_long_runs_are_read_in_one_pass(text, tmp_path):
     done = read_in_subprocess(text, tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_perf_lock_contention_reads_spinning_waits_under_their_callers():
+    """Rule B5 (realworld-probe-b case 818: `perf lock contention -ab` on futex hash buckets). A spin
+    lock's wait is CPU spent spinning: the row is `caller -> lock entry` weighed by its total wait (us);
+    a `-v` chain under a row is its stack (innermost first); sleeping locks' waits are left out, and a
+    listing of only those is not CPU time."""
+    text = ("$ perf lock contention -ab -- sleep 5\n"
+            " contended   total wait     max wait     avg wait         type   caller\n\n"
+            "     12000     90.00 ms     40.00 us      7.50 us     spinlock   futex_wake+0x8d\n"
+            "      3000      2.50 s      40.00 us      5.00 us     spinlock   futex_q_lock+0x2a\n"
+            "                        0xffffffff81f1f2a4  native_queued_spin_lock_slowpath+0x184\n"
+            "                        0xffffffff81f1e8c9  _raw_spin_lock+0x19\n"
+            "                        0xffffffff8113e5a7  futex_q_lock+0x2a\n"
+            "                        0xffffffff8113f001  futex_wait_setup+0x71\n"
+            "        10    800.00 ms    400.00 us    200.00 us     rwsem:R    do_user_addr_fault+0x3a1\n")
+    result = read_paste(text)
+    assert result.profile.source_format == "perf-lock-contention"
+    assert reading(result) == {
+        (("futex_wake", "_raw_spin_lock"), "", None): 90000.0,
+        (("futex_wait_setup", "futex_q_lock", "_raw_spin_lock", "native_queued_spin_lock_slowpath"), "", None):
+            2500000.0,
+    }
+    assert result.profile.not_cpu is None
+    sleeping = read_paste(" contended   total wait     max wait     avg wait         type   caller\n\n"
+                          "        10    800.00 ms    400.00 us    200.00 us     mutex      pipe_read+0x5a\n")
+    assert sleeping.profile.not_cpu and "sleeping locks" in sleeping.profile.not_cpu

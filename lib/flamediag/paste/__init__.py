@@ -1,5 +1,5 @@
 """Diagnose what tickets already contain: pasted perf report / perf top / perf script / perf c2c /
-folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
+perf lock contention / folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
 of LKP regression reports, and kernel traces (oops,
 NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
 sysctl / THP lines as evidence.

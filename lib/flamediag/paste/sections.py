@@ -4,6 +4,9 @@ facts.build_facts_from_sections() reads (same layout as in a bundle, doc/bundle-
     >>> text = "$ sysctl vm.zone_reclaim_mode\\nvm.zone_reclaim_mode = 1\\n"
     >>> find_sections(text.split("\\n"))[0]["sysctl"]
     'vm.zone_reclaim_mode = 1'
+    >>> text = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor:ondemand\\nCurrent active profile: balanced"
+    >>> sorted(find_sections(text.split("\\n"))[0].items())
+    [('cpufreq', 'cpu0: governor=ondemand'), ('tuned', 'Current active profile: balanced')]
 """
 from __future__ import annotations
 
@@ -23,6 +26,16 @@ CAT = re.compile(r"^\s*(?:[$#]|\S*[$#])\s*(?:sudo\s+)?cat\s+(?P<path>\S+)\s*$")
 THP_PATH = re.compile(r"^\s*(?P<path>/sys/kernel/mm/transparent_hugepage/[\w/]+)\s*:\s*(?P<value>\S.*?)\s*$")
 THP_VALUE = re.compile(r"^\s*(?:\[?\w[\w+]*\]?\s+){1,5}\[?\w[\w+]*\]?\s*$")
 CLOCK = re.compile(r"^\s*(?P<key>current_clocksource|available_clocksource)\s*:\s*(?P<value>\S.*?)\s*$")
+# `tuned-adm active`
+TUNED = re.compile(r"^\s*Current active profile:\s*(?P<value>\S+)\s*$")
+# `cpupower frequency-info`: `analyzing CPU 0:`, `  driver: intel_pstate`, then under `current policy:`
+# `The governor "powersave" may decide which speed to use`
+GOVERNOR = re.compile(r'^\s*The governor "(?P<governor>[\w-]+)" may decide which speed to use')
+CPUPOWER_DRIVER = re.compile(r"^\s*driver:\s*(?P<driver>[\w-]+)\s*$")
+CPUPOWER_CPU = re.compile(r"^\s*analyzing CPU (?P<cpu>\d+):\s*$")
+SCALING_GOVERNOR = re.compile(r"/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor$")
+# `grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor`
+GOVERNOR_PATH = re.compile(r"^\s*/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor\s*:\s*(?P<value>[\w-]+)\s*$")
 
 
 def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
@@ -87,6 +100,15 @@ def _setting(lines: Sequence[str], index: int):
     match = CLOCK.match(line)
     if match:
         return "clocksource", f"{match['key']}: {match['value']}", [index]
+    match = TUNED.match(line)
+    if match:
+        return "tuned", f"Current active profile: {match['value']}", [index]
+    match = GOVERNOR.match(line)
+    if match:
+        return _cpupower(lines, index, match["governor"])
+    match = GOVERNOR_PATH.match(line)
+    if match:
+        return "cpufreq", f"cpu{match['cpu']}: governor={match['value']}", [index]
     match = PROC_SYS.search(line)
     if match and re.match(r"^\s*\S*/proc/sys/", line):
         return "sysctl", f"{match['path'].replace('/', '.')} = {match['value']}", [index]
@@ -104,4 +126,30 @@ def _cat_output(path: str, value: str, index: int):
         return "thp", f"{path}: {value}", [index, index + 1]
     if path.endswith(("/current_clocksource", "/available_clocksource")):
         return "clocksource", f"{path.rsplit('/', 1)[1]}: {value}", [index, index + 1]
+    governor = SCALING_GOVERNOR.search(path)
+    if governor and re.fullmatch(r"[\w-]+", value):
+        return "cpufreq", f"cpu{governor['cpu']}: governor={value}", [index, index + 1]
     return None
+
+
+def _cpupower(lines: Sequence[str], index: int, governor: str):
+    """`cpupower frequency-info`'s governor line, with the driver and CPU printed above it, as the
+    cpufreq collector's `cpuN: driver=... governor=...` line.
+
+    >>> _cpupower(["analyzing CPU 0:", "  driver: intel_pstate", "  current policy: frequency should be",
+    ...            '                  The governor "powersave" may decide which speed to use'], 3, "powersave")
+    ('cpufreq', 'cpu0: driver=intel_pstate governor=powersave', [0, 1, 3])
+    """
+    taken, driver, cpu = [index], None, "0"
+    for back in range(index - 1, max(-1, index - 15), -1):
+        found = CPUPOWER_DRIVER.match(lines[back])
+        if found and driver is None:
+            driver = found["driver"]
+            taken.append(back)
+        found = CPUPOWER_CPU.match(lines[back])
+        if found:
+            cpu = found["cpu"]
+            taken.append(back)
+            break
+    text = f"cpu{cpu}: " + (f"driver={driver} " if driver else "") + f"governor={governor}"
+    return "cpufreq", text, sorted(taken)
