@@ -414,3 +414,21 @@ def test_perf_lock_contention_reads_spinning_waits_under_their_callers():
     sleeping = read_paste(" contended   total wait     max wait     avg wait         type   caller\n\n"
                           "        10    800.00 ms    400.00 us    200.00 us     mutex      pipe_read+0x5a\n")
     assert sleeping.profile.not_cpu and "sleeping locks" in sleeping.profile.not_cpu
+
+
+def test_workqueue_execute_start_events_read_as_work_items_not_cpu():
+    """Rule C2, motivated by probe case 920 (a perf script of workqueue:workqueue_execute_start events
+    on a PostgreSQL host): each event is one work item started by that kworker, read as
+    worker_thread -> process_one_work -> <function>; the counts are work items, not CPU time."""
+    text = (
+        "$ perf script\n"
+        " kworker/5:1   312 [005] 881203.331021: workqueue:workqueue_execute_start: work struct 0xffff9e8c3f75a8e0: function lru_add_drain_per_cpu\n"
+        " kworker/6:1   318 [006] 881203.331022: workqueue:workqueue_execute_start: work struct 0xffff9e8c3f79a8e0: function lru_add_drain_per_cpu\n"
+        "     kworker/8:1-330   [008] d..1 881203.331185: workqueue_execute_start: work struct ffff9e8c3f81a8e0: function vmstat_update\n"
+    )
+    result = read_paste(text)
+    assert result.formats == ["ftrace-workqueue-events"]
+    weights = reading(result)
+    assert weights[(("worker_thread", "process_one_work", "lru_add_drain_per_cpu"), "kworker/5:1", 5)] == 1
+    assert weights[(("worker_thread", "process_one_work", "vmstat_update"), "kworker/8:1", 8)] == 1
+    assert "workqueue_execute_start events" in result.profile.not_cpu

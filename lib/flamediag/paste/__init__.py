@@ -32,7 +32,7 @@ from .unwrap import unwrap
 
 UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
-    "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces and function_graph, "
+    "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
     "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables"
 )

@@ -24,6 +24,17 @@ A leaf call becomes a stack (the open calls above it + the leaf) weighted by its
 microseconds; leaves that switch the task out (`schedule`) are time asleep and dropped. The
 durations are wall-clock times of the calls chosen for tracing, not CPU samples: such a block
 is read, drawn, and not diagnosed (`Block.not_cpu`).
+
+workqueue_execute_start events without stacks (`perf script` of `-e workqueue:workqueue_execute_start`,
+trace_pipe, trace-cmd report):
+
+     kworker/5:1   312 [005] 881203.331021: workqueue:workqueue_execute_start: work struct 0xffff9e8c3f75a8e0: function lru_add_drain_per_cpu
+     kworker/5:1-312   [005] d..1 881203.331021: workqueue_execute_start: work struct ffff9e8c3f75a8e0: function vmstat_update
+
+The tracepoint fires in process_one_work right before it calls the work function, so each event
+reads as the stack worker_thread -> process_one_work -> <function> of that kworker, weight 1. The
+weights count work items started, not CPU time: the block names the hottest work function, and is
+read, drawn, and not diagnosed.
 """
 from __future__ import annotations
 
@@ -47,18 +58,25 @@ GRAPH_BODY = re.compile(r"^(?P<indent>\s*)(?P<call>[A-Za-z_][\w.$]*\(\)\s*[{;]|\
 GRAPH_CPU = re.compile(r"(?:^|\s)\d{1,4}\)|funcgraph_(?:entry|exit)")
 DURATION = re.compile(r"\d+(?:\.\d+)?")
 GRAPH_OTHER = re.compile(r"^\s*(?:\d{1,4}\)\s+\S+-\d+\s+=>\s+\S+-\d+\s*|-{20,}|#.*|\d{1,4}\)\s.*(?:==========>|<==========).*)$")
+WQ_EVENT = re.compile(r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s.*?"
+                      r"\bworkqueue(?::|_)execute_start:\s+work struct\s*=?\s*(?:0x)?[0-9a-f]+:?\s+"
+                      r"function\s*=?\s*(?P<fn>[A-Za-z_][\w.$]*)")
+WQ_NOT_CPU = ("these are workqueue_execute_start events: one per work item a kworker started, counts of work "
+              "items, not CPU samples")
 NOT_CPU = ("this is an ftrace function_graph trace: durations of the traced calls (wall-clock time, including "
            "time asleep), not CPU samples")
 
 
 def starts_ftrace(line: str) -> bool:
-    return bool(("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
+    return bool(("execute_start" in line and WQ_EVENT.match(line)) or ("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
                 or ("|" in line and _graph_line(line)))
 
 
 def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if ARROW.match(lines[start]):
         return _read_stacks(lines, start)
+    if WQ_EVENT.match(lines[start]):
+        return _read_workqueue_events(lines, start)
     return _read_graph(lines, start)
 
 
@@ -120,6 +138,24 @@ def _flush(block: Block, frames: List[Frame], comm: str, cpu: Optional[int]) -> 
         frames = frames[1:]                    # the tracer's own frames, innermost: not the event's code
     if frames:
         block.stacks.append((tuple(reversed(frames)), 1.0, comm, cpu, None))
+
+
+# --- workqueue events -----------------------------------------------------------------------
+
+def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("ftrace-workqueue-events", start, start, unit="events", not_cpu=WQ_NOT_CPU)
+    index = start
+    while index < len(lines):
+        found = WQ_EVENT.match(lines[index])
+        if found:
+            frames = (Frame("worker_thread", "kernel"), Frame("process_one_work", "kernel"),
+                      Frame(normalize(found["fn"]), "kernel"))
+            block.stacks.append((frames, 1.0, found["comm"].strip(), int(found["cpu"]), None))
+        elif not (not lines[index].strip() or ELISION.match(lines[index])):
+            break
+        index += 1
+    return finish(block, start, index, f"read workqueue_execute_start events: {plural(len(block.stacks), 'work item')}, "
+                  "each as worker_thread -> process_one_work -> its work function")
 
 
 # --- function_graph -----------------------------------------------------------------------------
