@@ -91,18 +91,23 @@ wait_bg() {
 	assert_output "capture interrupted by SIGTERM before it ran"
 }
 
-@test "double Ctrl-C: no tarball, a readable directory with a manifest, exit 130" {
-	require_root
-	# a sampler that ignores INT/TERM keeps the shutdown busy for the kill grace: the second
-	# Ctrl-C lands while the first one is being handled (a grace of 10 s, not the default 2 s:
-	# on a loaded host the second signal came after packing had finished)
+# start_slow_stopping_capture -> a capture recording whose sampler ignores INT/TERM: the shutdown
+# stays busy for the kill grace, so a second signal lands while the first one is being handled
+# (a grace of 10 s, not the default 2 s: on a loaded host the second signal came after packing
+# had finished)
+start_slow_stopping_capture() {
 	use_fakes slow-stop
 	export FLAMEDIAG_KILL_GRACE=10
 	start_bg -d 60 -o "$OUT" --no-bpf
 	latch "$OUT/flamediag-*/manifest.json" '"state": "recording"'
-	kill -INT -- "-$BG_PID"
+}
+
+# second_sigint_leaves_the_directory KILL-TARGET... -> SIGINT, again once the capture reported the
+# first; then: exit 130, the partial directory with its manifest on stdout, no tarball
+second_sigint_leaves_the_directory() {
+	kill -INT "$@"
 	latch "$BATS_TEST_TMPDIR/stderr" "SIGINT received"
-	kill -INT -- "-$BG_PID"
+	kill -INT "$@"
 	wait_bg
 	cat "$BATS_TEST_TMPDIR/stderr"
 	assert_equal "$BG_RC" 130
@@ -115,29 +120,22 @@ wait_bg() {
 	assert_output 0
 }
 
+@test "double Ctrl-C: no tarball, a readable directory with a manifest, exit 130" {
+	require_root
+	start_slow_stopping_capture
+	second_sigint_leaves_the_directory -- "-$BG_PID"
+}
+
 @test "signals whose trap bash lost are counted by the sentinel: two INTs to it alone = double Ctrl-C" {
 	require_root
 	# bash 5.2 can drop a trapped signal that lands while it reads a $(...); the sentinel, a small
 	# process in the capture's group, counts what it receives. Signalling only the sentinel is
 	# what a lost trap looks like to the capture.
-	use_fakes slow-stop
-	export FLAMEDIAG_KILL_GRACE=10
-	start_bg -d 60 -o "$OUT" --no-bpf
-	latch "$OUT/flamediag-*/manifest.json" '"state": "recording"'
+	start_slow_stopping_capture
 	local sentinel
 	sentinel=$(pgrep -g "$BG_PID" -f flamediag-sentinel)
 	[ "$(wc -w <<<"$sentinel")" -eq 1 ] || { echo "sentinel: '$sentinel'"; ps -o pid,pgid,args -g "$BG_PID"; false; }
-	kill -INT "$sentinel"
-	latch "$BATS_TEST_TMPDIR/stderr" "SIGINT received"
-	kill -INT "$sentinel"
-	wait_bg
-	cat "$BATS_TEST_TMPDIR/stderr"
-	assert_equal "$BG_RC" 130
-	local dir
-	dir=$(tail -n 1 "$BATS_TEST_TMPDIR/stdout")
-	assert_dir_exists "$dir"
-	run -0 mq "$dir" '[m["complete"], m["end_signal"], m["state"]]'
-	assert_output '[false, "SIGINT", "interrupted"]'
+	second_sigint_leaves_the_directory "$sentinel"
 	# the sentinel ends with the capture
 	sleep 3
 	run ! kill -0 "$sentinel"
