@@ -118,10 +118,17 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float])
     return sorted(found, key=lambda item: (-item[0], item[2].id))
 
 
+def _claims(playbook: Playbook, leaf: str, identified_by: Sequence[str]) -> bool:
+    """A claimed frame is the playbook's; one it shares with other paths (a companion it also claims)
+    only when another of its frames identified it too."""
+    if leaf not in _names(playbook, playbook.signature["claims"]):
+        return False
+    shared = _shared(playbook)
+    return leaf not in shared or not set(identified_by) <= shared
+
+
 def _claim(owners: List[Owner], leaf: str, softirq_thread: bool):
-    able = [(w, by, p) for w, by, p in owners
-            if softirq_thread or (leaf in _names(p, p.signature["claims"])
-                                  and (leaf not in _shared(p) or not set(by) <= _shared(p)))]
+    able = [(w, by, p) for w, by, p in owners if softirq_thread or _claims(p, leaf, by)]
     if not able:
         return None
     if softirq_thread and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):

@@ -45,6 +45,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
+from .kernelnames import normalize
+
 KINDS = ("kernel", "user", "jit", "context", "unknown")
 CONTEXTS = ("task", "softirq", "hardirq", "nmi")
 
@@ -159,14 +161,11 @@ def command_of(record: "StackRecord") -> str:
     """
     if record.comm:
         return record.comm
-    names = [frame.name.split(".", 1)[0] for frame in record.frames]
-    for index, name in enumerate(names[:-1]):
-        if name == "kthread":
-            for following in names[index + 1:index + 3]:
-                if following in THREAD_FUNCTIONS:
-                    return THREAD_FUNCTIONS[following]
-            return ""
-    return ""
+    names = [normalize(frame.name) for frame in record.frames]
+    if "kthread" not in names[:-1]:
+        return ""
+    below = names.index("kthread") + 1
+    return next((THREAD_FUNCTIONS[name] for name in names[below:below + 2] if name in THREAD_FUNCTIONS), "")
 
 
 @dataclass

@@ -79,31 +79,6 @@ REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules lin
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
-# Functions of the reporter itself (dump_stack, the NMI backtrace IPI, crash's NMI callback):
-# they sit at the leaf end of the traces they print and are not what the CPU was doing.
-REPORTER = frozenset(
-    {"dump_stack", "dump_stack_lvl", "show_stack", "show_regs", "show_trace_log_lvl", "__show_regs",
-     "nmi_cpu_backtrace", "nmi_cpu_backtrace_handler", "nmi_trigger_cpumask_backtrace",
-     "arch_trigger_cpumask_backtrace", "trigger_all_cpu_backtrace", "sysrq_handle_showallcpus",
-     "showacpu", "sched_show_task", "show_state_filter", "crash_nmi_callback", "notifier_call_chain",
-     "atomic_notifier_call_chain", "notify_die", "nmi_handle", "default_do_nmi", "do_nmi", "exc_nmi",
-     "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
-     "machine_kexec", "print_modules", "watchdog_timer_fn", "__hrtimer_run_queues",
-     "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
-     "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "panic", "__run_hrtimer",
-     "apic_timer_interrupt", "oops_end", "die",
-     # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its
-     # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
-     "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
-     "tick_sched_timer", "tick_periodic", "tick_handle_periodic",
-     # the RCU stall detector run from the tick (3.x-4.x print the stalled CPU's stack from there:
-     # no inline RIP cuts its frames off), and the task dump it calls
-     "rcu_check_callbacks", "rcu_sched_clock_irq", "rcu_pending", "check_cpu_stall", "print_cpu_stall",
-     "print_other_cpu_stall", "rcu_dump_cpu_stacks", "dump_cpu_task", "tick_sched_handle",
-     # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
-     "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
-     "smp_call_function_single_interrupt", "call_function_single_interrupt"}
-)
 # The interrupt's entry and the timer/IPI dispatch: frames every interrupt has, reporter or not. Above an
 # inline RIP without a detector's frame (the watchdog, the RCU stall check, dump_stack, the NMI
 # backtrace) they carry the interrupt that was running when the report was taken: the CFS bandwidth
@@ -111,10 +86,32 @@ REPORTER = frozenset(
 INTERRUPT_ENTRY = frozenset(
     {"__hrtimer_run_queues", "hrtimer_interrupt", "__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
      "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "__run_hrtimer", "apic_timer_interrupt",
+     # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt"}
 )
-DETECTORS = REPORTER - INTERRUPT_ENTRY
+# The detectors and dumpers themselves (dump_stack, the NMI backtrace IPI, crash's NMI callback, the
+# watchdogs).
+DETECTORS = frozenset(
+    {"dump_stack", "dump_stack_lvl", "show_stack", "show_regs", "show_trace_log_lvl", "__show_regs",
+     "nmi_cpu_backtrace", "nmi_cpu_backtrace_handler", "nmi_trigger_cpumask_backtrace",
+     "arch_trigger_cpumask_backtrace", "trigger_all_cpu_backtrace", "sysrq_handle_showallcpus",
+     "showacpu", "sched_show_task", "show_state_filter", "crash_nmi_callback", "notifier_call_chain",
+     "atomic_notifier_call_chain", "notify_die", "nmi_handle", "default_do_nmi", "do_nmi", "exc_nmi",
+     "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
+     "machine_kexec", "print_modules", "watchdog_timer_fn", "panic", "oops_end", "die",
+     # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its
+     # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
+     "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
+     "tick_sched_timer", "tick_periodic", "tick_handle_periodic",
+     # the RCU stall detector run from the tick (3.x-4.x print the stalled CPU's stack from there:
+     # no inline RIP cuts its frames off), and the task dump it calls
+     "rcu_check_callbacks", "rcu_sched_clock_irq", "rcu_pending", "check_cpu_stall", "print_cpu_stall",
+     "print_other_cpu_stall", "rcu_dump_cpu_stacks", "dump_cpu_task", "tick_sched_handle"}
+)
+# Functions of the reporter and the interrupt it ran in: they sit at the leaf end of the traces
+# they print and are not what the CPU was doing.
+REPORTER = DETECTORS | INTERRUPT_ENTRY
 # A trace holding these is the CPU that ran `echo l > /proc/sysrq-trigger`: it shows the
 # reporter, not the load.
 SYSRQ_WRITER = frozenset({"write_sysrq_trigger", "__handle_sysrq", "sysrq_handle_showallcpus"})
