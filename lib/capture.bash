@@ -88,7 +88,6 @@ usage_error() {
 }
 
 ### process options
-# need_arg OPTION VALUE... -> the value, or a usage error when it is missing
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case $1 in
