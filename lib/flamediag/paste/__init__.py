@@ -28,7 +28,7 @@ from . import (c2c, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfrepo
                systemtap)
 from .common import Block, Miss, plural
 from .sections import find_sections
-from .unwrap import unwrap
+from .unwrap import layouts, unwrap
 
 UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
@@ -127,8 +127,7 @@ def _blocks(lines: Sequence[str]) -> List[Block]:
 
 def read_paste(text: str) -> PasteResult:
     """Read every stack and evidence section in a pasted ticket; see the module docstring."""
-    lines = unwrap(text)
-    blocks = _blocks(lines)
+    lines, blocks = _read_lines(text)
     sections, section_lines = find_sections(lines)
     if not any(b.stacks for b in blocks):
         fallback = lastresort.read_symbols(lines, set(section_lines))
@@ -144,6 +143,40 @@ def read_paste(text: str) -> PasteResult:
         _look_above(block, lines)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     return _result(blocks, sections, skipped)
+
+
+def _read_lines(text: str):
+    """(lines, blocks) of the layout of the paste its readers understand best (`unwrap.layouts`)."""
+    candidates = layouts(text)
+    _, best = next(candidates)
+    blocks = _blocks(best)
+    for name, undone in candidates:
+        if undone == best:
+            continue
+        other = _blocks(undone)
+        if _reads_better(name, (undone, other), (best, blocks)):
+            best, blocks = undone, other
+    return best, blocks
+
+
+def _reads_better(layout: str, reading, than) -> bool:
+    """Column 0 is where the tools print: a dedented layout is better when it reads as many
+    stacks (read indented, a flat listing can pass for a call graph). Joining lines back is
+    better only when it reads more frames and no less of the text: a prose line joined to a
+    record adds no frame."""
+    if layout == "dedented":
+        return len(_stacks(reading[1])) >= max(1, len(_stacks(than[1])))
+    return sum(map(len, _stacks(reading[1]))) > sum(map(len, _stacks(than[1]))) \
+        and _text_read(*reading) >= _text_read(*than)
+
+
+def _text_read(lines: Sequence[str], blocks: Sequence[Block]) -> int:
+    """The non-blank characters of the lines the blocks took: joining lines does not change it."""
+    return sum(len("".join(lines[i].split())) for block in blocks for i in range(block.start, block.end))
+
+
+def _stacks(blocks: Sequence[Block]) -> List[tuple]:
+    return [stack[0] for block in blocks for stack in block.stacks]
 
 
 def read_evidence(text: str) -> Dict[str, str]:

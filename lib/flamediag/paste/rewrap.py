@@ -14,6 +14,8 @@ The rules (a wrapped tail always starts at column 0):
 - kernel traces: a frame never starts with its offset or module (`+0x1a/0x40`, `[ext4]`),
   and `sym+0x../0x..` alone follows an address-only head `[<ffffffff...>]`; the
   `CPU: N PID: N Comm: x Tainted: ...` line always ends in the release and `#build`.
+- a chain's name alone at column 0 under a line of rails goes back 10 columns right of the
+  last rail; a folded stack without its count takes a count alone on the next line.
 - a perf report entry cut before or after its `[k]`/`[.]` marker (the symbol, or marker and
   symbol, alone at column 0), and perf's column header cut in its padding.
 - hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
@@ -52,6 +54,9 @@ _ENTRY_HEAD = re.compile(r"^[-+]?\s*" + PCT + r"(?:\s+" + PCT + r")?\s+\S")     
 _MARK_TAIL = re.compile(r"^\[[k.gujH]\]\s+\S")                                 # `[k] finish_task_switch`
 _HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 # perf report's column header
 _HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
+_FOLDED_UNCOUNTED = re.compile(r"^\S[^;\s]*;\S.*[^\s]$")     # `java;start_thread;...;do_syscall_64`
+_COUNT_TAIL = re.compile(r"^\d+\s*$")
+_GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
 # Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
 # raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line.
@@ -64,9 +69,10 @@ def _two_records(head: str, tail: str) -> bool:
     return bool(_WHOLE_RECORD.match(head) and _WHOLE_RECORD.match(tail))
 
 
-def rejoin(lines: List[str]) -> List[str]:
-    """The lines with wrapped tails joined to their heads."""
-    hard = _hard_width(lines)
+def rejoin(lines: List[str], hard_cut: bool = True) -> List[str]:
+    """The lines with wrapped tails joined to their heads (hard_cut: and lines cut at a fixed
+    width, when the paste looks cut)."""
+    hard = _hard_width(lines) if hard_cut else 0
     out: List[str] = []
     segment = 0                            # length of the last physical line joined into out[-1]
     for index, line in enumerate(lines):
@@ -126,6 +132,10 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return stripped + tail
     if _TAIL_BRANCH.match(tail) and _RAILS.match(head):
         return _place_branch(out, tail)
+    if _RAILS.match(head) and stripped.endswith("|") and _WORD_TAIL.match(tail.rstrip()):
+        return stripped.ljust(len(stripped) - 1 + _GRAPH_CHAIN_COLUMN) + tail.rstrip()
+    if _FOLDED_UNCOUNTED.match(stripped) and not re.search(r"\s\d+$", stripped) and _COUNT_TAIL.match(tail):
+        return stripped + " " + tail.strip()
     if tail.strip() == "|" and _RAILS.match(head) and head[:1] in (" ", "\t") and "|" in head:
         return head + tail.strip()
     if _ADDRESS_HEAD.search(stripped) and _FRAME_TAIL.match(tail):
@@ -154,3 +164,47 @@ def _place_branch(out: List[str], tail: str) -> str:
     if rail < len(head):
         return head + " " + tail
     return head.ljust(rail + 1) + tail
+
+
+# A line that starts a record of its own in some tool's output: a count or share followed by
+# column padding and a name (a row of numbers alone is the end of a longer row), a timestamp
+# `[ 12.3]` or address `[<ffff...>]`, a header `#`, a map `@[`, a prompt, quoting, rails or
+# branches, a `<IRQ>` marker, a label (`Call Trace:`).
+_RECORD_START = re.compile(r"^(?:\d[\d.,]*%?\s{2,}(?=.*[A-Za-z_])|[#@$<>|=+*-]|\[\s*\d+\.\d+\]|\[<[0-9a-f]|[A-Za-z][\w ()/.-]*:\s*$)")
+MAX_WORD_WRAPPED = 100     # the widest line of a mail or chat that wraps words
+MAX_WORD_WRAPPED_LINES = 5000
+WRAP_SLACK = 24            # a table's padding before the carried-over word is dropped with it
+
+
+def rejoin_words(lines: List[str]) -> List[str]:
+    """The lines as they were before a mail client wrapped words at its width: a line at
+    column 0 that does not start a record of its own is the tail of a line above that was
+    full (its last word, with the padding before it, would not fit). The padding is lost: the
+    two parts are joined by one space. Only for pastes whose widest line of several words is a
+    mail's width (a word longer than the width stays alone on its line).
+
+    >>> rejoin_words(["1843120  31.2466  vmlinux                  vmlinux" + " " * 21, ".text.lock.spinlock",
+    ...               "702113   11.9031  vmlinux                  vmlinux"])[0].split()
+    ['1843120', '31.2466', 'vmlinux', 'vmlinux', '.text.lock.spinlock']
+    """
+    width = max((len(line) for line in lines if len(line.split()) > 1), default=0)
+    if not 60 <= width <= MAX_WORD_WRAPPED or len(lines) > MAX_WORD_WRAPPED_LINES:
+        return lines
+    out: List[str] = []
+    segment = 0
+    for line in lines:
+        if out and _carried_over(out[-1], line) and segment + 1 + len(line.split()[0]) > width - WRAP_SLACK:
+            out[-1] = out[-1].rstrip() + " " + line
+        else:
+            out.append(line)
+        segment = len(line.rstrip())
+    return out
+
+
+def _carried_over(head: str, line: str) -> bool:
+    """Whether line can be the tail of head: it starts at column 0 and no record starts with
+    it, and it is padded into columns only when head is (a table's row is padded throughout;
+    prose above a table is not)."""
+    if not head.strip() or not line.strip() or line[0] in " \t" or _RECORD_START.match(line):
+        return False
+    return "  " not in line.strip() or "  " in head.strip()

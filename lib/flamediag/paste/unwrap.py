@@ -7,9 +7,12 @@
     >>> unwrap("| Overhead  Symbol\\n|   31.98%  [k] xas_find")
     ['Overhead  Symbol', '  31.98%  [k] xas_find']
 
-Quote markers: `>` (any nesting: `> > `, `>>`, `> >`) on every line; `|` only on a run of
-lines that all carry it and where some line has text right after `| ` (a perf call graph's
-rails never do: its names sit under the rails, its branches read `|--`). Box-drawing and
+Quote markers: `>` (any nesting: `> > `, `>>`, `> >`, `| >`) on every line; `|` only on a run
+of lines that all carry it and where some line holds what a perf call graph never has right
+after a rail: text (its names sit under the rails, its branches read `|--`), a row starting
+with a number, a tool's header. Unicode spaces (no-break, figure, ideographic) are spaces and
+zero-width marks are dropped; `dedent_embedded` moves output indented in a mail or a commit
+message back to column 0. Box-drawing and
 block characters (the perf TUI's scroll bar `▒`/`◆`, annotate's `│`, dialog frames) become
 spaces, so columns stay where they were. Lines a mail client wrapped are joined back by
 `paste.rewrap`.
@@ -17,10 +20,11 @@ spaces, so columns stay where they were. Lines a mail client wrapped are joined 
 from __future__ import annotations
 
 import html
+import textwrap
 import re
-from typing import List
+from typing import Iterator, List, Tuple
 
-from .rewrap import rejoin
+from .rewrap import rejoin, rejoin_words
 
 _HTML_HINT = re.compile(r"<br\s*/?>|</?(?:pre|code|p|div|span|tt)\b|&(?:lt|gt|amp|nbsp|quot|#\d+);", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?>|</?(?:p|div)(?:\s[^<>]*)?>", re.I)
@@ -29,28 +33,79 @@ _FORMAT_TAG = re.compile(r"</?(?:pre|code|span|tt|b|i|em|strong|font|blockquote)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 _PIPE = re.compile(r"^[ \t]{0,3}\|(?: |$)")
 _MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
-# What a call graph never holds after a rail: text right after `| `, a column percentage, a frame offset.
-_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
+# What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
+# a row that starts with a number (a column percentage or count), a tool's header or rule, a frame offset.
+_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
+                          r"|.*\+0x[0-9a-f]+/0x)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
+# Web pages and word processors pad columns with no-break and fixed-width spaces, and leave
+# zero-width marks behind: columns are read as if they were plain spaces.
+_WIDE_SPACE = re.compile("[\u00a0\u2000-\u200a\u2007\u202f\u205f\u3000]")
+_NO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 
 
 def unwrap(text: str) -> List[str]:
     """Lines of the paste with CRLF, HTML, quoting, fences, TUI glyphs and mail wrapping removed."""
+    return [line.rstrip() for line in rejoin(_unquote(text))]
+
+
+def layouts(text: str) -> Iterator[Tuple[str, List[str]]]:
+    """The ways the paste may have looked before the ticket damaged it, likeliest first, named:
+    `as pasted` (what `unwrap` sees); `dedented`, output indented in a mail or commit message
+    (quoting and all: `git log` indents a quoted report too) moved back to column 0;
+    `word-joined`, words a mail client wrapped joined back, then dedented (instead of a
+    fixed-width cut: a padded table has many lines exactly as wide as the widest, like a cut
+    paste). `paste.read_paste` diagnoses the one its readers understand best."""
+    first = unwrap(text)
+    yield "as pasted", first
+    yield "dedented", dedent_embedded(unwrap(textwrap.dedent(text)))
+    yield "word-joined", dedent_embedded(rejoin_words([line.rstrip() for line in rejoin(_unquote(text), hard_cut=False)]))
+
+
+def _unquote(text: str) -> List[str]:
+    """The paste's lines with CRLF, HTML, quoting, fences and TUI glyphs removed."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     if _HTML_HINT.search(text):
         text = _unhtml(text)
-    text = _BOX.sub(" ", text)
+    text = _NO_WIDTH.sub("", _WIDE_SPACE.sub(" ", _BOX.sub(" ", text)))
     raw = text.split("\n")
-    lines = _strip_pipes([_QUOTE.sub("", line) for line in raw])
-    lines = [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
-    return [line.rstrip() for line in rejoin(lines)]
+    lines = [_QUOTE.sub("", line) for line in _strip_pipes([_QUOTE.sub("", line) for line in raw])]
+    return [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
+
+
+def dedent_embedded(lines: List[str]) -> List[str]:
+    """The lines with each embedded block moved back to column 0: a commit message, a mail or a
+    wiki page indents pasted output as a whole (`git log` by 4 spaces, authors by 2 or a tab) and
+    sets it apart with blank lines, while every tool's grammar counts columns from the left edge.
+    A block is a run of indented lines with a blank line (or the paste's edge) on each side; it
+    loses the indentation of its least indented line. Indented lines right under a line at
+    column 0 are that line's own (a caller under its function, a frame under `PID:`).
+
+    >>> dedent_embedded(["Profile:", "", "    # Overhead  Symbol", "      38.41%  [k] _spin_lock", "", "Fixes: x"])
+    ['Profile:', '', '# Overhead  Symbol', '  38.41%  [k] _spin_lock', '', 'Fixes: x']
+    >>> dedent_embedded(["PID: 1  TASK: ffff8", " #0 [ffffc9] __schedule at ffffffff81"])
+    ['PID: 1  TASK: ffff8', ' #0 [ffffc9] __schedule at ffffffff81']
+    """
+    out = list(lines)
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and (not lines[end].strip() or lines[end][0] == " "):
+            end += 1
+        apart = (start == 0 or not lines[start].strip()) and (end == len(lines) or not lines[end - 1].strip())
+        if apart:
+            depth = min((len(line) - len(line.lstrip(" ")) for line in lines[start:end] if line.strip()), default=0)
+            out[start:end] = [line[depth:] for line in lines[start:end]]
+        start = end + 1
+    return out
 
 
 def _strip_pipes(lines: List[str]) -> List[str]:
     """Remove `| ` quote markers (and `>` mixed in: `| > |`) from each run of lines that all
-    carry one and hold text: as many markers as every line of the run has."""
+    carry one and hold text: as many markers as every line of the run has. A few lines at column
+    0 between two quoted lines are tails the mail client wrapped after quoting: they stay in the run."""
     out = list(lines)
     index = 0
     while index < len(lines):
@@ -58,15 +113,30 @@ def _strip_pipes(lines: List[str]) -> List[str]:
             index += 1
             continue
         end = index
-        while end < len(lines) and _PIPE.match(lines[end]):
+        while end < len(lines) and (_PIPE.match(lines[end]) or _quoted_tail(lines, end)):
             end += 1
-        run = [_markers(line) for line in lines[index:end]]
-        depth = min((len(found) for found, rest in run if rest.strip()), default=1)
-        cut = [rest if not rest.strip() else "".join(found[depth:]) + rest for found, rest in run]
-        if end - index >= 2 and any(_QUOTED_TEXT.match(line) for line in cut):
-            out[index:end] = cut
+        quoted = [i for i in range(index, end) if _PIPE.match(lines[i])]
+        run = {i: _markers(lines[i]) for i in quoted}
+        depth = min((len(found) for found, rest in run.values() if rest.strip()), default=1)
+        outer_cut = ("".join(found[1:]) + rest for found, rest in run.values() if rest.strip())
+        if len(quoted) >= 2 and any(_QUOTED_TEXT.match(line) for line in outer_cut):
+            for i, (found, rest) in run.items():
+                out[i] = rest if not rest.strip() else "".join(found[depth:]) + rest
         index = end
     return out
+
+
+MAX_QUOTED_TAILS = 4       # a row of a wide table wraps into a few lines at 72 columns
+
+
+def _quoted_tail(lines: List[str], index: int) -> bool:
+    """Whether the line is one of a few lines at column 0 that a quoted line follows."""
+    for following in lines[index:index + MAX_QUOTED_TAILS + 1]:
+        if _PIPE.match(following):
+            return True
+        if not following.strip() or following[0] in " \t":
+            return False
+    return False
 
 
 def _markers(line: str):
