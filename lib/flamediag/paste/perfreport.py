@@ -21,7 +21,8 @@ percentage, and the symbol's DSO after it (2.6.31: the RIP before a kernel-only 
                  1286.00 - 11.1% - ffffffff8100c6f6 : native_safe_halt
 
 Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
-(a `CPU` column gives stacks their CPU), banners `# Samples: 2K of event`, `Samples: 621K of
+(a `CPU` column gives stacks their CPU; without a header, a zero-padded number such as `002`
+is the CPU key and a lone word before `[k]` that is no DSO is the command), banners `# Samples: 2K of event`, `Samples: 621K of
 event 'cycles', ... lost: 0/0 drop: 0/0`, old `# Events: 1K cycles`, `PerfTop: ... irqs/sec`.
 
 Graph lines below an entry. Every layout is read by one rule: a branch opens at the column
@@ -60,6 +61,8 @@ PCT = r"\d+(?:[.,]\d+)?"
 ENTRY_HEAD = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?(?:\s+(?P<num>\d+)(?=\s))?(?=\s)")
 MARK = re.compile(r"(?:^|\s)\[(?P<mark>[k.gujH])\]\s")
 COLUMN_GAP = re.compile(r"\s{2,}")
+ZERO_PADDED = re.compile(r"^0\d{2,}$")
+DSO_LIKE = re.compile(r"^(?:\[.*\]|/.*|.*\.(?:so(?:\.[\d.]+)?|ko(?:\.[gx]z|\.zst)?|debug)|vmlinux.*)$")
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
@@ -118,12 +121,19 @@ def starts_report(line: str) -> bool:
                 or (";" in line and FOLDED_CHAIN.match(line) is not None))
 
 
-def parse_entry(line: str, cpu_column: bool = False, dso_column: bool = True) -> Optional[Entry]:
+def parse_entry(line: str, cpu_column: Optional[bool] = False, dso_column: Optional[bool] = True) -> Optional[Entry]:
     """An entry line; `cpu_column` when the header names a CPU sort key (else a number
-    after the percentages is the -n Samples column); not `dso_column` when the header names a
-    Command but no Shared Object (`--sort comm,sym`): the words before the marker are the command.
+    after the percentages is the -n Samples column), None when no header was pasted: perf
+    prints the CPU key zero-padded to its column's width (`002`), a sample count never is; not
+    `dso_column` when the header names a Command but no Shared Object (`--sort comm,sym`): the
+    words before the marker are the command; None when no header was pasted: a lone word is
+    the DSO only when it reads like one (`[kernel.kallsyms]`, a path, `libc.so.6`, `ext4.ko`).
 
     >>> parse_entry("    12.44%  ksoftirqd/5      [k] process_backlog", dso_column=False).comm
+    'ksoftirqd/5'
+    >>> parse_entry("    11.24%  002  [k] ixgbe_clean_rx_irq", cpu_column=None).cpu
+    2
+    >>> parse_entry("    12.44%  ksoftirqd/5      [k] process_backlog", dso_column=None).comm
     'ksoftirqd/5'
     """
     parts = _entry_parts(line)
@@ -132,11 +142,11 @@ def parse_entry(line: str, cpu_column: bool = False, dso_column: bool = True) ->
     head, between, mark, symbol = parts
     p1, p2 = number(head["p1"]), head["p2"]
     mid = between.split()
-    if not dso_column:
-        return Entry(p1, number(p2) if p2 is not None else None, " ".join(mid), "", mark, clean_name(symbol),
-                     int(head["num"]) if cpu_column and head["num"] else None)
+    num = head["num"]
+    cpu = int(num) if num and (cpu_column or (cpu_column is None and ZERO_PADDED.match(num))) else None
+    if not dso_column and (dso_column is not None or (len(mid) == 1 and not DSO_LIKE.match(mid[0]))):
+        return Entry(p1, number(p2) if p2 is not None else None, " ".join(mid), "", mark, clean_name(symbol), cpu)
     dso = mid[-1] if mid else ""
-    cpu = int(head["num"]) if cpu_column and head["num"] else None
     comm = " ".join(mid[:-1])
     return Entry(p1, number(p2) if p2 is not None else None, comm, dso, mark, clean_name(symbol), cpu)
 
@@ -202,8 +212,8 @@ class _Scan:
         self.samples: Optional[int] = None
         self.event: Optional[str] = None          # the sampled event, when a banner names it
         self.header = False
-        self.cpu_column = False
-        self.dso_column = True                   # False: the header names a Command but no Shared Object
+        self.cpu_column: Optional[bool] = None   # None: no column header pasted
+        self.dso_column: Optional[bool] = None   # False: the header names a Command but no Shared Object
         self.old_top: Optional[bool] = None      # 2.6.3x perf top columns seen: whether they name the DSO
         self.chains: List[Chain] = []
 

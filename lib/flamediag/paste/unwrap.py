@@ -72,7 +72,32 @@ def _unquote(text: str) -> List[str]:
     text = _NO_WIDTH.sub("", _WIDE_SPACE.sub(" ", _BOX.sub(" ", text)))
     raw = text.split("\n")
     lines = [_QUOTE.sub("", line) for line in _strip_pipes([_QUOTE.sub("", line) for line in raw])]
-    return [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
+    return _undouble([line.expandtabs(8) for line in lines if not _FENCE.match(line)])
+
+
+def _undouble(lines: List[str]) -> List[str]:
+    """A double-spaced paste (`\r\r\n` line ends, a web page's one paragraph per line): no two
+    lines of text touch. Of each run of blank lines, one in two was added.
+
+    >>> _undouble(["a", "", "b", "", "", "", "c", "", "d", ""])
+    ['a', 'b', '', 'c', 'd']
+    """
+    text = [i for i, line in enumerate(lines) if line.strip()]
+    if len(text) < MIN_DOUBLED or any(b - a == 1 for a, b in zip(text, text[1:])):
+        return lines
+    out: List[str] = []
+    blanks = 0
+    for line in lines:
+        if not line.strip():
+            blanks += 1
+            continue
+        out.extend([""] * ((blanks - 1) // 2 if out else blanks // 2))
+        out.append(line)
+        blanks = 0
+    return out
+
+
+MIN_DOUBLED = 4            # fewer lines of text may be prose paragraphs
 
 
 def dedent_embedded(lines: List[str]) -> List[str]:
