@@ -24,7 +24,7 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import (c2c, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
+from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
                systemtap)
 from .common import Block, Miss, plural
 from .sections import find_sections
@@ -34,7 +34,8 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables"
+    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, "
+    "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -87,6 +88,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lockcon.read_lock_contention)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
+    if eventtables.starts_event_table(line):
+        readers.append(eventtables.read_event_table)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
@@ -205,9 +208,13 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
 def _percent_of(chosen: profiles.PasteProfile, scale: float) -> Optional[float]:
     """The weight that stands for every sample, when each block of the profile says it (a perf
     report / perf top listing: 100 %, scaled to the pasted sample count like the weights; an
-    opreport or readprofile listing: the samples its percentages or `total` are of)."""
+    opreport or readprofile listing: the samples its percentages or `total` are of; event time
+    tables: the CPU time of their window in microseconds, the larger when two tables of one window
+    list different CPUs)."""
     wholes = {b.whole for b in chosen.blocks}
     units = {b.unit for b in chosen.blocks}
+    if units == {"us"} and wholes and None not in wholes:
+        return max(wholes)       # event time tables of one window: its CPU time (eventtables.py)
     if len(wholes) != 1 or None in wholes or len(units) != 1 or not units <= {"percent", "samples"}:
         return None
     return wholes.pop() * (scale if units == {"percent"} else 1.0)
