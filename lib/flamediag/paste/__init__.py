@@ -189,6 +189,8 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         factor = scale if block.unit == "percent" else 1.0
         for frames, weight, comm, cpu, context in block.stacks:
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+        for key, weight in block.through.items():
+            profile.through[key] = max(profile.through.get(key, 0.0), weight * factor)
     profile.percent_of = _percent_of(chosen, scale)
     for block in chosen.blocks:
         if block.event:
