@@ -47,7 +47,10 @@ Interrupt and softirq events (`trace-cmd report`, trace_pipe, or `perf script` o
          swapper     0 [002]  8761.104220: irq:softirq_entry: vec=3 [action=NET_RX]
 
 Each entry is paired with the next exit on its CPU: the time between is handler time on that
-CPU, read as the same stacks. The window is the traced span (first to last event) times the
+CPU, read as the same stacks. Softirq events count only in a trace of 10 ms or more: one pass of
+`__do_softirq` may run 2 ms (MAX_SOFTIRQ_TIME, and NET_RX its netdev_budget_usecs) before it yields,
+so a shorter excerpt cannot tell a saturated CPU from one pass; a hardirq handler runs microseconds,
+so a line re-entering it back to back shows even in a short excerpt. The window is the traced span (first to last event) times the
 CPUs whose handlers took at least 1 % of it: a line whose handler runs
 back to back on one CPU is a large share of that window, a busy NIC's or disk's interrupts a
 small one.
@@ -220,10 +223,13 @@ def _whole(block: Block, window: float) -> float:
 # --- interrupt / softirq events ---------------------------------------------------------------
 
 IRQ_EVENT = re.compile(
-    r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s+(?:[\w.]{4,5}\s+)?"
+    r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s+(?:[\w.]{4,6}\s+)?"
     r"(?P<ts>\d+\.\d+):\s+(?:irq:)?(?P<event>irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit):\s+"
     r"(?:irq=(?P<irq>\d+)(?:\s+name=(?P<name>\S+))?|vec=(?P<vec>\d+)\s+\[action=(?P<action>\w+)\])")
 CPUS_LINE = re.compile(r"^\s*cpus=(?P<cpus>\d+)\s*$")
+# One pass of __do_softirq may run up to MAX_SOFTIRQ_TIME (2 ms) and NET_RX up to netdev_budget_usecs
+# (2 ms) before yielding: a trace shorter than a few passes cannot tell a saturated CPU from one pass.
+SOFTIRQ_SPAN_US = 10000.0
 
 
 def _read_irq_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
@@ -253,13 +259,17 @@ def _read_irq_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         elif not (not lines[index].strip() or ELISION.match(lines[index])):
             break
         index += 1
+    span = (last - first) if first is not None and last is not None else 0.0
+    short = span < SOFTIRQ_SPAN_US and any(what == "softirq" for (_, (what, _w)) in time)
     for (cpu, (what, which)), spent in sorted(time.items()):
-        if spent <= 0:
+        if spent <= 0 or (short and what == "softirq"):
             continue
         frames = _softirq_frames(which) if what == "softirq" else _irq_frames(names.get(which, which), which)
         block.stacks.append((frames, spent, "", cpu, what if what == "softirq" else "hardirq"))
     above = next((int(m["cpus"]) for m in map(CPUS_LINE.match, lines[max(0, start - 3):start]) if m), None)
-    span = (last - first) if first is not None and last is not None else 0.0
+    if short:
+        block.notes.append(f"left out the softirq events: the trace spans {span:.0f} us, and one softirq pass may "
+                           "run 2 ms, so a trace this short cannot show a CPU saturated by softirqs")
     if span > 0:
         block.whole = _whole(block, span)
     else:
