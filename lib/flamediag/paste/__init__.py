@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..errors import UserError
@@ -167,6 +167,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
+        through: Dict[Tuple[str, str], float] = {}
+        for (comm, sym), weight in block.through.items():
+            through[(comm or task, sym)] = max(through.get((comm or task, sym), 0.0), weight)
+        block.through = through
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
     if block.fmt not in WEIGHTED:
         return
