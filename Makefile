@@ -119,3 +119,7 @@ accuracy: venv
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-old | tail -n 1 | sed 's/^/probe set 2.6.18-4.4 with evidence: /'
 	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-a | tail -n 1 | sed 's/^/probe set A (network, storage, fs, virt, containers): /'
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-a | tail -n 1 | sed 's/^/probe set A with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-new | tail -n 1 | sed 's/^/probe set 4.9-6.x: /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-new | tail -n 1 | sed 's/^/probe set 4.9-6.x with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-d | tail -n 1 | sed 's/^/probe set D (non-x86, virtualised, non-perf tools): /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-d | tail -n 1 | sed 's/^/probe set D with evidence: /'

@@ -122,6 +122,9 @@ def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:
     return profile
 
 
+_TABLE_ROW = re.compile(rb"^[^;\s]+\s+\d+\s+\d+(?:\.\d+)?\s*$")
+
+
 def is_folded(sample: bytes) -> bool:
     """Content sniffing: most non-comment lines are `frame;frame count`.
 
@@ -129,11 +132,17 @@ def is_folded(sample: bytes) -> bool:
     True
     >>> is_folded(b"java 123 [000] 1.0: 1 cycles:\\n\\tffff sym (dso)\\n")
     False
+
+    A row of a table with two number columns (`net_rx   0   9311247`, bcc softirqs -C) is no
+    one-frame stack:
+
+    >>> is_folded(b"net_rx   0   9311247\\ntimer    3   3241\\n")
+    False
     """
     lines = [l for l in sample.split(b"\n")[:200] if l.strip() and not l.startswith(b"#")]
     if len(sample) >= 1 << 16 and lines and not sample.endswith(b"\n"):
         lines = lines[:-1]  # last line may be cut by the sample window
     if not lines:
         return False
-    good = sum(1 for l in lines if parse_line(l) and not l[:1].isspace() and b"\t" not in l)
+    good = sum(1 for l in lines if parse_line(l) and not l[:1].isspace() and b"\t" not in l and not _TABLE_ROW.match(l))
     return good >= max(1, int(len(lines) * 0.9))

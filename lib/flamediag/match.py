@@ -94,6 +94,9 @@ class _Compiled:
         self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
                                          for name in playbook.expand(element))
         self.own_lockers = frozenset(name for element in sig["own_lockers"] for name in playbook.expand(element))
+        gap = sig.get("children_gap") or {}
+        self.gap = {key: frozenset(name for element in gap[key] for name in playbook.expand(element))
+                    for key in ("entry", "then", "waits")} if gap else None
 
     @staticmethod
     def _gate(patterns) -> Optional[FrozenSet[str]]:
@@ -285,8 +288,9 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
         hit = _match_record(compiled, names, profile.ancestry, present)
         if hit is not None:
             hits[key] = hit
-    if not hits and not claims:
+    if not hits and not claims and not profile.through:
         return result
+    by_comm: Counter = Counter()
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
@@ -296,6 +300,7 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
             continue
         found, strong = hit
         result.matched += record.weight
+        by_comm[record.comm or ""] += record.weight
         result.strong += record.weight if strong else 0
         result.frames.update(found)
         if record.cpu is not None:
@@ -306,7 +311,81 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
         result.stacks[names] += record.weight
         if record.seconds:
             result.seconds.update(record.seconds)
+    if profile.through:
+        _children_totals(result, compiled, profile.through, by_comm)
     return result
+
+
+def _gap_wait(compiled: _Compiled, names: Dict[str, float], cut: float) -> List[Tuple[float, str]]:
+    """A --children listing (rule T5): a path entered at `entry` frames does its work in `then` once
+    past a wait, so the entry's Children beyond `then`'s (beyond the listing's last entry when
+    `then` is not listed) is spent before it; a `waits` frame listed with Children within that gap
+    is this path's wait (a page fault's time before handle_mm_fault is spent taking mmap_lock).
+
+    >>> class C: gap = {"entry": frozenset({"exc_page_fault"}), "then": frozenset({"handle_mm_fault"}),
+    ...                 "waits": frozenset({"rwsem_down_read_slowpath"})}
+    >>> _gap_wait(C, {"exc_page_fault": 51.9, "rwsem_down_read_slowpath": 38.4}, 3.1)
+    [(38.4, 'rwsem_down_read_slowpath')]
+    >>> _gap_wait(C, {"exc_page_fault": 51.9, "handle_mm_fault": 49.0, "rwsem_down_read_slowpath": 20.0}, 3.1)
+    []
+    """
+    if not compiled.gap:
+        return []
+    entry = max((w for n, w in names.items() if n in compiled.gap["entry"]), default=0.0)
+    then = max((w for n, w in names.items() if n in compiled.gap["then"]), default=cut)
+    waits = [(w, n) for n, w in names.items() if n in compiled.gap["waits"]]
+    if not entry or not waits:
+        return []
+    weight, name = max(waits)
+    return [(weight, name)] if weight <= entry - then else []
+
+
+def _children_totals(result: Match, compiled: _Compiled, through: Dict[Tuple[str, str], float],
+                     by_comm: Counter) -> None:
+    """A --children listing (rule T4 of doc/accuracy.md): a frame's Children is the weight of every
+    sample that ran through it. A frame only this playbook's path runs (a distinctive frame of its
+    strong form) listed with Children c says that c of the samples are that path's, whatever their
+    leaves (the page copy of a migration, the scanner's TLB flush, a lock): per command, the path
+    weighs at least its heaviest such frame's Children (the largest, never a sum: such frames may
+    call each other), unless an exclude pattern is listed for the command too.
+
+    >>> from flamediag.profile import Frame, Profile
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> pb = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
+    ...     "patterns: [[lock, _spin_lock]]\\n  distinctive: [_spin_lock]"), "demo.md")
+    >>> prof = Profile(ancestry=False, percent_of=100.0)
+    >>> prof.add([Frame("copy_page", "kernel")], 10.0, comm="db"); prof.add([Frame("_spin_lock", "kernel")], 0.5, comm="db")
+    >>> prof.through[("db", "_spin_lock")] = 22.0
+    >>> match_playbook(pb, prof).matched
+    22.0
+    """
+    listed: Dict[str, Dict[str, float]] = {}
+    for (comm, symbol), weight in through.items():
+        names = listed.setdefault(comm, {})
+        name = _normalize_cached(symbol)
+        names[name] = max(names.get(name, 0.0), weight)
+    cut = min(through.values())                   # an entry not listed has less than the last one listed
+    for comm, names in listed.items():
+        if compiled.comm is not None and not compiled.comm.search(comm):
+            continue
+        if any(all(WILDCARD in element or not element.isdisjoint(names) for element in pattern)
+               for pattern in compiled.exclude):
+            continue
+        own = [(weight, name) for name, weight in names.items()
+               if name in compiled.distinctive and name not in compiled.weak_only]
+        own += _gap_wait(compiled, names, cut)
+        if not own:
+            continue
+        weight, name = max(own)
+        extra = min(weight - by_comm[comm], result.busy - result.matched)
+        if extra <= 0:
+            continue
+        result.matched += extra
+        result.strong += extra
+        result.frames.add(name)
+        result.stacks[(name,)] += extra
+        if comm:
+            result.comms[comm] += extra
 
 
 def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:

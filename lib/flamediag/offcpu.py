@@ -15,6 +15,10 @@ The rule, for stacks carrying weights (folded lines, bcc / bpftrace maps, perf s
    least two stacks ends in the switch (`schedule`, `__schedule`, `finish_task_switch`,
    `schedule_timeout`, `io_schedule`, ...), the weights are blocked time (microseconds for
    bcc `offcputime`), or switch counts of a `sched:sched_switch` recording — not CPU samples.
+3. System call time tables (sysdig `topscalls_time`, `perf trace -s`): a call's time runs from
+   its entry to its return, wall time; for the calls that block (futex, epoll_wait, select, poll,
+   nanosleep, wait4, read / recv on sockets and pipes) it is time spent asleep. Such a table is
+   never CPU time (`syscall_time_reason`).
 Kernel traces (oops, hung task, /proc/PID/stack) are not weighted samples and are not judged here;
 the kernel-log reader leaves out the traces of switched-out tasks itself (paste/kstack.py).
 """
@@ -64,6 +68,31 @@ def offcpu_reason(leaves: Iterable[Tuple[str, float]], head: str = "", waker_sep
                 "finish_task_switch), so the weights measure time spent blocked (offcputime's microseconds) "
                 "or context switches (a sched_switch recording), not CPU samples")
     return None
+
+
+# System calls that put their caller to sleep until something happens: their time is waiting.
+BLOCKING_SYSCALLS = frozenset(
+    {"futex", "epoll_wait", "epoll_pwait", "epoll_pwait2", "select", "pselect6", "_newselect", "poll", "ppoll",
+     "nanosleep", "clock_nanosleep", "wait4", "waitid", "read", "readv", "recvfrom", "recvmsg", "recvmmsg",
+     "accept", "accept4", "pause", "rt_sigtimedwait", "rt_sigsuspend", "sigsuspend", "io_getevents",
+     "io_uring_enter", "msgrcv", "semop", "semtimedop", "mq_timedreceive", "flock", "fcntl", "fsync",
+     "fdatasync", "sched_yield", "connect", "sendfile", "splice"}
+)
+
+
+def syscall_time_reason(rows: Iterable[Tuple[str, float]], tool: str) -> str:
+    """Why a table of (system call, total time) is not CPU time, naming the blocking calls that lead it.
+
+    >>> syscall_time_reason([("futex", 318.4), ("epoll_wait", 144.0), ("write", 0.2)], "sysdig topscalls_time")[:60]
+    'this is time per system call (sysdig topscalls_time), from e'
+    """
+    rows = sorted(rows, key=lambda row: -row[1])
+    total = sum(t for _, t in rows) or 1.0
+    blocking = [name for name, _ in rows if name in BLOCKING_SYSCALLS]
+    waited = sum(t for name, t in rows if name in BLOCKING_SYSCALLS)
+    led = f"; {round(100 * waited / total)} % of it in calls that block ({', '.join(blocking[:4])})" if blocking else ""
+    return (f"this is time per system call ({tool}), from each call's entry to its return: wall time, "
+            f"including time asleep{led}; not CPU samples")
 
 
 def headline(reason: str) -> str:

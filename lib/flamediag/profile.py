@@ -184,6 +184,9 @@ class Profile:
     percent_of: Optional[float] = None      # weights are % of all samples: the weight 100 % stands for
                                             # (100, or the pasted sample count), set when what was read is
                                             # a listing of the top entries; None = unknown
+    through: Dict[Tuple[str, str], float] = field(default_factory=dict)
+                                            # a --children listing: (comm, frame) -> weight of the samples
+                                            # that ran through that frame (its Children column)
     overflow_weight: float = 0.0                              # weight of stacks past max_stacks()
     rejected_weights: int = 0                                 # stacks added with a weight out of range
 

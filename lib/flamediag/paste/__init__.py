@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import (c2c, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
+from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
                systemtap)
 from .common import Block, Miss, plural
 from .sections import find_sections
@@ -34,7 +34,8 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables"
+    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, "
+    "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -87,6 +88,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lockcon.read_lock_contention)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
+    if eventtables.starts_event_table(line):
+        readers.append(eventtables.read_event_table)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
@@ -197,6 +200,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
+        through: Dict[Tuple[str, str], float] = {}
+        for (comm, sym), weight in block.through.items():
+            through[(comm or task, sym)] = max(through.get((comm or task, sym), 0.0), weight)
+        block.through = through
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
     if block.fmt not in WEIGHTED:
         return
@@ -219,6 +226,8 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         factor = scale if block.unit == "percent" else 1.0
         for frames, weight, comm, cpu, context in block.stacks:
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+        for key, weight in block.through.items():
+            profile.through[key] = max(profile.through.get(key, 0.0), weight * factor)
     profile.percent_of = _percent_of(chosen, scale)
     for block in chosen.blocks:
         if block.event:
@@ -238,9 +247,13 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
 def _percent_of(chosen: profiles.PasteProfile, scale: float) -> Optional[float]:
     """The weight that stands for every sample, when each block of the profile says it (a perf
     report / perf top listing: 100 %, scaled to the pasted sample count like the weights; an
-    opreport or readprofile listing: the samples its percentages or `total` are of)."""
+    opreport or readprofile listing: the samples its percentages or `total` are of; event time
+    tables: the CPU time of their window in microseconds, the larger when two tables of one window
+    list different CPUs)."""
     wholes = {b.whole for b in chosen.blocks}
     units = {b.unit for b in chosen.blocks}
+    if units == {"us"} and wholes and None not in wholes:
+        return max(wholes)       # event time tables of one window: its CPU time (eventtables.py)
     if len(wholes) != 1 or None in wholes or len(units) != 1 or not units <= {"percent", "samples"}:
         return None
     return wholes.pop() * (scale if units == {"percent"} else 1.0)

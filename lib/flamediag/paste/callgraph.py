@@ -183,6 +183,8 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     for entry in entries:
         _fill_fragment(entry)
     children_mode = any(e.self_pct is not None for e in entries)
+    through = Block("", start, end)
+    _through(through, entries)             # before the entries are cut to their Self chains
     listing = any(e.sym and not e.has_graph() for e in entries)
     # --children -g callee (and perf top -g of 3.x): X's graph holds the callers of every
     # sample through X; only X's own share (Self) ends at X.
@@ -200,7 +202,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
             _to_self_chains(entry)
     orientation = "callee" if callers_of_children else "caller" if children_mode else _orientation(entries)
     used = [e for e in entries if (e.self_pct if callers_of_children else e.pct)]
-    block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end)
+    block = Block("perf-top-callgraph" if perftop else "perf-report-callgraph", start, end, through=through.through)
     # Overhead percentages are of all samples, and so are --children's Children and Self columns.
     # --children entries pasted with their lines but without graphs (folded by the TUI, or the
     # author's list) make a listing: the top of all samples, whose rest still happened. Only trees,
@@ -261,6 +263,7 @@ def _frames(entry: Entry, names: List[str], orientation: str) -> Tuple[Frame, ..
 
 def flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: int = 0) -> Block:
     block = Block(fmt, start, end, flat=True, whole=100.0)     # percentages of all samples
+    _through(block, entries)
     for entry in entries:
         share = entry.self_pct if entry.self_pct is not None else entry.pct
         if share and entry.sym:
@@ -269,6 +272,15 @@ def flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: in
     block.notes.append(f"read {what}: {plural(len(entries), 'symbol')}")
     block.notes.append("flat profile: no ancestry, confidence capped at medium")
     return block
+
+
+def _through(block: Block, entries: Sequence[Entry]) -> None:
+    """--children: each entry's Children, the share of all samples that ran through its symbol
+    (match.py reads a playbook's share from the Children of the frames only its path runs)."""
+    for entry in entries:
+        if entry.self_pct is not None and entry.sym and entry.pct:
+            key = (entry.comm, entry.sym)
+            block.through[key] = max(block.through.get(key, 0.0), entry.pct)
 
 
 def _lone_frame(entry: Entry) -> Frame:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -46,6 +46,9 @@ class Block:
     event: Optional[str] = None   # the sampled event a banner names (`of event 'cpu-clock'`)
     whole: Optional[float] = None # the weight that stands for every sample (100 for percentages of all
                                   # samples); None when the listing does not say (--children, fragments)
+    through: Dict[Tuple[str, str], float] = field(default_factory=dict)
+                                  # --children listings: (comm, symbol) -> its Children, the weight of
+                                  # every sample that ran through that frame (Profile.through)
 
 
 @dataclass

@@ -59,10 +59,13 @@ _COUNT_TAIL = re.compile(r"^\d+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
 # Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
-# raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line.
+# raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line, a traced event
+# (`<idle>-0  [000]  412.118201: irq_handler_entry: irq=47 name=tsc2007`: events of one kind print
+# equally long lines).
 _WHOLE_RECORD = re.compile(r"^\s*(?:#\d+\s+\[[0-9a-f]+\]\s+\S+\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?(?:\s+\(via\s+\S+\))?"
                            r"|.*\S\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?"
-                           r"|(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})+|Call Trace:)\s*$")
+                           r"|(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})+|Call Trace:"
+                           r"|\S.*?[-\s]\d+\s+(?:\(\s*\d+\)\s+)?\[\d{1,4}\]\s.*?\d+\.\d+:\s+[\w:]+:\s.*)\s*$")
 
 
 def _two_records(head: str, tail: str) -> bool:

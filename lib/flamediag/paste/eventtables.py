@@ -1,0 +1,318 @@
+"""Event time / count tables: time (or counts) per softirq, per interrupt line, per system call,
+and traces of the interrupt events themselves. They hold no stacks; each row stands for the
+kernel function that runs the event, so a row reads as a short stack weighted by its time.
+
+bcc `softirqs` and `hardirqs` (tools/softirqs_example.txt, hardirqs_example.txt), totals per
+interval, per CPU with `-C` (newer bcc), nanoseconds with `-N`, counts with `-c` (hardirqs):
+
+    # ./softirqs -C 10 1
+    Tracing soft irq event time... Hit Ctrl-C to end.
+
+    SOFTIRQ          CPU    TOTAL_usecs
+    net_rx             0        9311247
+    timer              3           3241
+
+    HARDIRQ                    CPU    TOTAL_usecs
+    mlx5_comp0@pci:0000:3b:00.0   0         388102
+
+and with `-d` one latency histogram per softirq / interrupt:
+
+    softirq = net_rx
+         usecs               : count     distribution
+             0 -> 1          : 2        |                                        |
+             2 -> 3          : 1215     |****************************************|
+
+Softirq and hardirq handler time is CPU time. A softirq row reads as `__do_softirq -> <its
+action>` (net_rx_action, run_timer_softirq, rcu_core ...), an interrupt row as
+`handle_irq_event -> __handle_irq_event_percpu -> [irq NAME]`, or `hrtimer_interrupt` for timer
+and IPI lines, which are no device. The weights are microseconds; what they are a share of is
+the CPU time of the window: the interval on the pasted command line (times the count of tables)
+times the CPUs whose handlers took at least 1 % of it (`Block.whole`, see `_whole`), so a NIC that took 20 ms of CPU 0's ten seconds
+is a small share, not a concentrated one. A table without a known window (no interval on the
+command line), a count table (`-c`), or histograms without per-CPU rows cannot show what share
+of a CPU a softirq took: read, not diagnosed (Data quality says why).
+
+    >>> block = read_bcc_table(["SOFTIRQ          CPU    TOTAL_usecs", "net_rx             0        900000",
+    ...                         "timer              1          2000"], 0, interval=1.0)
+    >>> [(s[0][-1].name, s[1], s[3]) for s in block.stacks], block.whole
+    ([('net_rx_action', 900000.0, 0), ('run_timer_softirq', 2000.0, 1)], 1000000.0)
+
+(CPU 1's 2 ms are its timer tick: its second is not part of the whole.)
+
+Interrupt and softirq events (`trace-cmd report`, trace_pipe, or `perf script` of
+`-e irq:irq_handler_entry -e irq:irq_handler_exit`, `irq:softirq_entry/exit`; trace-cmd(1)):
+
+              <idle>-0     [000]   412.118201: irq_handler_entry:    irq=47 name=tsc2007
+              <idle>-0     [000]   412.118206: irq_handler_exit:     irq=47 ret=handled
+         swapper     0 [002]  8761.104220: irq:softirq_entry: vec=3 [action=NET_RX]
+
+Each entry is paired with the next exit on its CPU: the time between is handler time on that
+CPU, read as the same stacks. Softirq events count only in a trace of 10 ms or more: one pass of
+`__do_softirq` may run 2 ms (MAX_SOFTIRQ_TIME, and NET_RX its netdev_budget_usecs) before it yields,
+so a shorter excerpt cannot tell a saturated CPU from one pass; a hardirq handler runs microseconds,
+so a line re-entering it back to back shows even in a short excerpt. The window is the traced span (first to last event) times the
+CPUs whose handlers took at least 1 % of it: a line whose handler runs
+back to back on one CPU is a large share of that window, a busy NIC's or disk's interrupts a
+small one.
+
+System call time tables (sysdig `-c topscalls_time`, `perf trace -s` / `--summary`):
+
+    Syscall             Time
+    --------------------------------------------------------------------------------
+    futex               318.42s
+    epoll_wait          144.07s
+
+       syscall            calls  errors  total       min       avg       max       stddev
+                                         (msec)    (msec)    (msec)    (msec)        (%)
+       --------------- --------  ------ -------- --------- --------- ---------     ------
+       futex                412      0  9873.122     0.002    23.964   500.104      9.54%
+
+The time of a system call is measured from its entry to its return: wall time, which for the
+calls that block (futex, epoll_wait, select, poll, nanosleep, read on a socket) is time spent
+asleep. Such a table is read and drawn, and never diagnosed as CPU time (`Block.not_cpu`, as for
+off-CPU stacks: offcpu.syscall_time_reason says why).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from ..offcpu import syscall_time_reason
+from ..profile import Frame
+from .common import ELISION, Block, Miss, finish, plural
+
+# --- bcc softirqs / hardirqs ------------------------------------------------------------------
+
+BCC_HEADER = re.compile(r"^\s*(?P<kind>SOFTIRQ|HARDIRQ)\s+(?P<cpu>CPU\s+)?TOTAL_(?P<unit>usecs|nsecs|count)\s*$")
+BCC_ROW = re.compile(r"^\s*(?P<name>[^\s#$>%]\S*)\s+(?:(?P<cpu>\d{1,4})\s+)?(?P<value>\d+)\s*$")
+BCC_HIST_HEAD = re.compile(r"^\s*(?P<kind>softirq|hardirq)\s*=\s*(?:b?'(?P<quoted>[^']+)'|(?P<name>\S+?))\s*(?:,\s*cpu\s*=\s*(?P<cpu>\d+))?\s*$")
+BCC_HIST_UNIT = re.compile(r"^\s*(?P<unit>usecs|nsecs)\s*:\s*count\s+distribution\s*$")
+BCC_HIST_ROW = re.compile(r"^\s*(?P<low>\d+)\s*->\s*(?P<high>\d+)\s*:\s*(?P<count>\d+)\s*\|")
+TIMESTAMP = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2}\s*$")
+BCC_BANNER = re.compile(r"^\s*Tracing (?:soft|hard) irq event (?:time|count)")
+# `softirqs -C 10 1`, `/usr/share/bcc/tools/hardirqs -d 5`, `softirqs-bpfcc 1 10`: interval, count
+BCC_COMMAND = re.compile(r"\b(?:soft|hard)irqs(?:\.py|-bpfcc)?\b(?P<args>(?:\s+-{1,2}[\w-]+)*(?:\s+(?P<interval>\d+(?:\.\d+)?)"
+                         r"(?:\s+(?P<count>\d+))?)?)")
+
+# Each softirq vector's action (kernel/softirq.c softirq_to_name[] and the handler open_softirq() sets).
+SOFTIRQ_ACTIONS = {
+    "hi": "tasklet_hi_action", "timer": "run_timer_softirq", "net_tx": "net_tx_action", "net_rx": "net_rx_action",
+    "block": "blk_done_softirq", "irq_poll": "irq_poll_softirq", "block_iopoll": "irq_poll_softirq",
+    "tasklet": "tasklet_action", "sched": "run_rebalance_domains", "hrtimer": "hrtimer_run_softirq",
+    "rcu": "rcu_core",
+}
+# Interrupt lines of the CPU's own timers and of inter-processor calls: no device (irq-storm's not_device).
+TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*|ipi\w*|.*clockevent.*|"
+                        r"riscv-timer|arm-.*timer|lapic|local[-_]timer|MCP|THR|NMI|PIW|PMI|SPU|IWI|RTR)$", re.I)
+
+
+def starts_event_table(line: str) -> bool:
+    return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
+                or PERF_TRACE_HEADER.match(line)
+                or (("irq_handler_e" in line or "softirq_e" in line) and IRQ_EVENT.match(line)))
+
+
+def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    line = lines[start]
+    if BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line):
+        return read_bcc_table(lines, start, *_bcc_window(lines, start))
+    if SYSDIG_HEADER.match(line) or PERF_TRACE_HEADER.match(line):
+        return _read_syscalls(lines, start)
+    return _read_irq_events(lines, start)
+
+
+def _bcc_window(lines: Sequence[str], start: int) -> Tuple[Optional[float], str]:
+    """The interval of the command line pasted above the table (seconds; None when it runs until
+    Ctrl-C or no command line was pasted) and the tool's name."""
+    for line in reversed(lines[max(0, start - 6):start]):
+        found = BCC_COMMAND.search(line)
+        if found:
+            return (float(found["interval"]) if found["interval"] else None), line
+    return None, ""
+
+
+def _softirq_frames(name: str) -> Tuple[Frame, ...]:
+    action = SOFTIRQ_ACTIONS.get(name.lower(), f"[softirq {name}]")
+    return (Frame("__do_softirq", "kernel"), Frame(action, "kernel"))
+
+
+def _irq_frames(name: str, number: Optional[str] = None) -> Tuple[Frame, ...]:
+    if TIMER_LINE.match(name):
+        return (Frame("hrtimer_interrupt", "kernel"),)
+    label = f"[irq {number}: {name}]" if number else f"[irq {name}]"
+    return (Frame("handle_irq_event", "kernel"), Frame("__handle_irq_event_percpu", "kernel"), Frame(label, "kernel"))
+
+
+def read_bcc_table(lines: Sequence[str], start: int, interval: Optional[float] = None,
+                   command: str = "") -> Union[Block, Miss]:
+    """Consecutive softirqs / hardirqs tables (one per interval, `-T` timestamps between them)."""
+    block = Block("bcc-irq-time", start, start, unit="us")
+    rows: Dict[Tuple[str, str, Optional[int]], float] = defaultdict(float)
+    tables: Counter = Counter()           # tables of each kind: one per interval
+    unit, per_cpu, kind = "usecs", False, ""
+    hist: Optional[Tuple[str, str, Optional[int]]] = None
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        header, hist_head = BCC_HEADER.match(line), BCC_HIST_HEAD.match(line)
+        row = BCC_ROW.match(line) if kind and not hist else None
+        if header:
+            tables[header["kind"]] += 1
+            kind, unit, per_cpu, hist = header["kind"].lower(), header["unit"], bool(header["cpu"]), None
+        elif hist_head:
+            tables["hist"] = 1
+            kind, per_cpu = hist_head["kind"], bool(hist_head["cpu"])
+            hist = (kind, hist_head["quoted"] or hist_head["name"], int(hist_head["cpu"]) if hist_head["cpu"] else None)
+        elif hist and BCC_HIST_UNIT.match(line):
+            unit = BCC_HIST_UNIT.match(line)["unit"]
+        elif hist and BCC_HIST_ROW.match(line):
+            found = BCC_HIST_ROW.match(line)
+            rows[hist] += int(found["count"]) * (int(found["low"]) + int(found["high"])) / 2
+        elif row and (row["cpu"] is not None) == per_cpu:
+            rows[(kind, row["name"], int(row["cpu"]) if row["cpu"] is not None else None)] += float(row["value"])
+        elif not (not line.strip() or TIMESTAMP.match(line) or BCC_BANNER.match(line) or ELISION.match(line)) \
+                or BCC_COMMAND.search(line):
+            break
+        index += 1
+    intervals = max(tables.values(), default=1)
+    scale = 1e-3 if unit == "nsecs" else 1.0
+    for (what, name, cpu), value in rows.items():
+        if value <= 0:
+            continue
+        frames = _softirq_frames(name) if what == "softirq" else _irq_frames(name)
+        block.stacks.append((frames, value * scale, "", cpu, "softirq" if what == "softirq" else "hardirq"))
+    cpus = {cpu for (_, _, cpu) in rows if cpu is not None}
+    window = interval * 1e6 * intervals if interval else 0.0
+    tool = "bcc softirqs/hardirqs"
+    if unit == "count":
+        block.unit = "events"
+        block.not_cpu = (f"this {tool} table counts events (-c), it holds no time: how much of a CPU the "
+                         "handlers took cannot be told")
+    elif interval is None:
+        block.not_cpu = (f"this {tool} table gives the time per softirq / interrupt without the length of the "
+                         "window (no interval on the pasted command line): what share of a CPU each took cannot be told")
+    elif not cpus:
+        block.whole = window
+        block.notes.append(f"{tool}: totals over all CPUs (no -C): which CPU the time was spent on is unknown")
+    else:
+        block.whole = _whole(block, window)
+    return finish(block, start, index, f"read {tool}: {plural(len(block.stacks), 'row')} of handler time "
+                  + (f"over {plural(intervals, 'interval')} of {interval:g} s "
+                     + (f"on {plural(len(cpus), 'CPU')} listed" if cpus else "summed over all CPUs")
+                     if interval is not None else "(window unknown)"))
+
+
+# A CPU whose handlers took less than this share of the window shows only its timer tick.
+ACTIVE_CPU = 0.01
+
+
+def _whole(block: Block, window: float) -> float:
+    """The CPU time the rows are a share of: the window on each CPU whose handlers took at least
+    1 % of it. A CPU with less shows its timer tick and nothing else: like the idle samples a
+    profile leaves out of its busy time, its window is left out, so NET_RX saturating one CPU of
+    sixty-four is most of the interrupt-active time, and NET_RX spread over them all is not
+    concentrated (nic-softirq's concentration rule)."""
+    per_cpu: Counter = Counter()
+    for _frames, weight, _comm, cpu, _ctx in block.stacks:
+        per_cpu[cpu] += weight
+    active = sum(1 for spent in per_cpu.values() if spent >= ACTIVE_CPU * window)
+    return window * max(1, active)
+
+
+# --- interrupt / softirq events ---------------------------------------------------------------
+
+IRQ_EVENT = re.compile(
+    r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+)?\[(?P<cpu>\d{1,4})\]\s+(?:[\w.]{4,6}\s+)?"
+    r"(?P<ts>\d+\.\d+):\s+(?:irq:)?(?P<event>irq_handler_entry|irq_handler_exit|softirq_entry|softirq_exit):\s+"
+    r"(?:irq=(?P<irq>\d+)(?:\s+name=(?P<name>\S+))?|vec=(?P<vec>\d+)\s+\[action=(?P<action>\w+)\])")
+CPUS_LINE = re.compile(r"^\s*cpus=(?P<cpus>\d+)\s*$")
+# One pass of __do_softirq may run up to MAX_SOFTIRQ_TIME (2 ms) and NET_RX up to netdev_budget_usecs
+# (2 ms) before yielding: a trace shorter than a few passes cannot tell a saturated CPU from one pass.
+SOFTIRQ_SPAN_US = 10000.0
+
+
+def _read_irq_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("irq-events", start, start, unit="us")
+    open_at: Dict[Tuple[int, str], float] = {}
+    names: Dict[str, str] = {}
+    time: Counter = Counter()
+    first = last = None
+    cpus_seen = set()
+    events = 0
+    index = start
+    while index < len(lines):
+        found = IRQ_EVENT.match(lines[index])
+        if found:
+            events += 1
+            cpu, ts = int(found["cpu"]), float(found["ts"]) * 1e6
+            first = ts if first is None else min(first, ts)
+            last = ts if last is None else max(last, ts)
+            cpus_seen.add(cpu)
+            key = ("irq", found["irq"]) if found["irq"] else ("softirq", found["action"].lower())
+            if found["name"]:
+                names[found["irq"]] = found["name"]
+            if found["event"].endswith("entry"):
+                open_at[(cpu, key)] = ts
+            elif (cpu, key) in open_at:
+                time[(cpu, key)] += ts - open_at.pop((cpu, key))
+        elif not (not lines[index].strip() or ELISION.match(lines[index])):
+            break
+        index += 1
+    span = (last - first) if first is not None and last is not None else 0.0
+    short = span < SOFTIRQ_SPAN_US and any(what == "softirq" for (_, (what, _w)) in time)
+    for (cpu, (what, which)), spent in sorted(time.items()):
+        if spent <= 0 or (short and what == "softirq"):
+            continue
+        frames = _softirq_frames(which) if what == "softirq" else _irq_frames(names.get(which, which), which)
+        block.stacks.append((frames, spent, "", cpu, what if what == "softirq" else "hardirq"))
+    above = next((int(m["cpus"]) for m in map(CPUS_LINE.match, lines[max(0, start - 3):start]) if m), None)
+    if short:
+        block.notes.append(f"left out the softirq events: the trace spans {span:.0f} us, and one softirq pass may "
+                           "run 2 ms, so a trace this short cannot show a CPU saturated by softirqs")
+    if span > 0:
+        block.whole = _whole(block, span)
+    else:
+        block.not_cpu = "these interrupt events span no time: what share of a CPU their handlers took cannot be told"
+    return finish(block, start, index, f"read interrupt / softirq events: {plural(events, 'event')} over "
+                  f"{span:.0f} us on {plural(len(cpus_seen), 'CPU')}"
+                  + (f" (of {above} traced)" if above else "") + ", handler time from each entry to its exit")
+
+
+# --- system call time tables --------------------------------------------------------------------
+
+SYSDIG_HEADER = re.compile(r"^\s*Syscall\s+Time\s*$")
+SYSDIG_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s|m)\s*$")
+PERF_TRACE_HEADER = re.compile(r"^\s*syscall\s+calls\s+(?:errors\s+)?total\s+min\s+avg\s+max\s+stddev\s*$")
+PERF_TRACE_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<calls>\d+)\s+(?:\d+\s+)?(?P<total>\d+\.\d+)\s+\d+\.\d+"
+                            r"\s+\d+\.\d+\s+\d+\.\d+\s+\d+\.\d+%?\s*$")
+PERF_TRACE_OTHER = re.compile(r"^\s*(?:\(msec\).*|-{3,}[\s-]*|Summary of events:|.*\(\d+\), \d+ events, [\d.]+%)\s*$")
+TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7}
+
+
+def _read_syscalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    sysdig = bool(SYSDIG_HEADER.match(lines[start]))
+    block = Block("sysdig-syscall-time" if sysdig else "perf-trace-summary", start, start, unit="us")
+    rows: Dict[str, float] = defaultdict(float)
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = SYSDIG_ROW.match(line) if sysdig else PERF_TRACE_ROW.match(line)
+        if found:
+            rows[found["name"]] += (float(found["value"]) * TO_US[found["unit"]] if sysdig
+                                    else float(found["total"]) * 1e3)
+        elif sysdig and re.match(r"^\s*-{10,}\s*$", line):
+            pass
+        elif not sysdig and (PERF_TRACE_OTHER.match(line) or PERF_TRACE_HEADER.match(line)):
+            pass
+        elif line.strip() and not ELISION.match(line):
+            break
+        elif not line.strip() and sysdig and rows:
+            break
+        index += 1
+    for name, spent in rows.items():
+        if spent > 0:
+            block.stacks.append(((Frame("do_syscall_64", "kernel"), Frame(f"sys_{name}", "kernel")), spent, "", None, None))
+    block.not_cpu = syscall_time_reason(rows.items(), "sysdig topscalls_time" if sysdig else "perf trace -s")
+    return finish(block, start, index, f"read {'sysdig topscalls_time' if sysdig else 'perf trace -s'}: "
+                  f"{plural(len(block.stacks), 'system call')} with their total time from entry to return")
