@@ -51,6 +51,9 @@ def _commit_message(text: str) -> str:
             + "\n\nSigned-off-by: A Developer <dev@example.org>\n")
 
 
+# perf report's comment lines: `#`, `# Overhead  Command ...`, `# ........`, `# Samples: 2K of event ...`.
+PERF_HEADER = re.compile(r"^\s*#(?:\s*$|\s+(?:Overhead|Children|Samples|Event count|Events|Total Lost|To display|\.{3}))")
+
 DAMAGES: Dict[str, Callable[[str], str]] = {
     "quoted with '> '": _each_line(lambda line: "> " + line),
     "quoted twice with '>> '": _each_line(lambda line: ">> " + line),
@@ -63,8 +66,7 @@ DAMAGES: Dict[str, Callable[[str], str]] = {
     "wrapped at 72": _mail_wrap,
     "CRLF line ends": lambda text: text.replace("\n", "\r\n"),
     "double-spaced (CR CR LF)": lambda text: text.replace("\n", "\r\r\n"),
-    "perf report's # lines trimmed": lambda text: "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("# ")
-                                                              and l.strip() != "#"),
+    "perf report's # lines trimmed": lambda text: "\n".join(l for l in text.split("\n") if not PERF_HEADER.match(l)),
     "HTML line breaks": _each_line(lambda line: line + "<br>"),
     "Markdown fence and prose": lambda text: "We see high sys time. Output:\n\n```\n" + text + "\n```\n\nThanks.\n",
     "GitHub details block": lambda text: "<details><summary>perf</summary>\n\n```\n" + text + "\n```\n</details>\n",
