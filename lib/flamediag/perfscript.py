@@ -655,6 +655,9 @@ def is_perf_script(sample: bytes) -> bool:
     >>> is_perf_script(b"CPU: P4 / Xeon with 2 hyper-threads, speed 3000.2 MHz (estimated)\\n"
     ...                b"Counted GLOBAL_POWER_EVENTS events (time) with a unit mask of 0x01 (mandatory) count 100000\\n")
     False
+    >>> is_perf_script(b"$ mpstat -P ALL 1 1\\n"         # a command and sysstat's banner (rule F2)
+    ...                b"Linux 4.14.146-119.123.amzn2.x86_64 (ip-10-0-3-17)  10/02/2019  _x86_64_  (16 CPU)\\n")
+    False
     """
     if sample.startswith(GZIP_MAGIC):
         try:
@@ -667,8 +670,8 @@ def is_perf_script(sample: bytes) -> bool:
         if not line.strip() or line.startswith(b"#"):
             previous_was_event = False
             continue
-        if previous_was_event:
-            return split_frame_line(line) is not None
+        if previous_was_event:      # perf script indents every callchain line
+            return line[:1] in (b" ", b"\t") and split_frame_line(line) is not None
         header = parse_header(line)
         if header is None or OPROFILE_BANNER.match(line):
             return False
