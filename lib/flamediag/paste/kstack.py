@@ -257,10 +257,11 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                          "wait, not CPU time")
     halted = [t for t in traces if _halted_lockup(t)]
     if halted and not block.not_cpu:
+        at = halted[0].head_rip or halted[0].rip
         block.not_cpu = (f"the soft-lockup watchdog reported {plural(len(halted), 'idle CPU')} stuck while halted "
-                         f"(RIP {halted[0].head_rip or halted[0].rip}): an idle CPU wakes for the watchdog at once, so the clock jumped "
-                         "because the whole (virtual) machine was stopped (host overcommit, snapshot or migration "
-                         "stun); the traces show where each CPU happened to be, not CPU time")
+                         f"(RIP {at}): an idle CPU wakes for the watchdog at once, so the clock jumped because the "
+                         "whole (virtual) machine was stopped (host overcommit, snapshot or migration stun); the "
+                         "traces show where each CPU happened to be, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
