@@ -26,7 +26,10 @@ Rules, per command (all entries when the paste has no command column):
   (so the `spinlock-contention` fallback keeps only the locks nobody claims);
 - a softirq thread (`ksoftirqd/N`) runs softirq handlers and nothing else, so each of its entries
   that no playbook names (skb allocation, hashing, the driver's helpers) is claimed by the playbook
-  whose frames weigh most in it (NET_RX frames -> nic-softirq, rcu_do_batch -> rcu-callback-flood).
+  whose frames weigh most in it (NET_RX frames -> nic-softirq, rcu_do_batch -> rcu-callback-flood);
+  a kernel worker (`kworker/N:M`, 2.6.32's `events/N`) likewise runs work items and nothing else, so
+  once a workqueue frame is listed for it, its unnamed entries (the work function's helpers, a
+  driver's port reads) are the work's (kworker-storm, or the playbook a work function names).
 
 A pasted listing shows only the top entries of all samples: `unlisted_busy` is the rest.
 
@@ -54,7 +57,8 @@ from .playbooks import Playbook
 from .profile import Profile, is_idle
 
 
-SOFTIRQ_THREAD = re.compile(r"^ksoftirqd/\d+$")
+# Threads that run one kind of work and nothing else: softirq handlers, workqueue items.
+SINGLE_PURPOSE = re.compile(r"^(?:ksoftirqd/\d+|kworker/[\w:+-]+|events/\d+)$")
 
 
 @dataclass(frozen=True)
@@ -127,11 +131,11 @@ def _claims(playbook: Playbook, leaf: str, identified_by: Sequence[str]) -> bool
     return leaf not in shared or not set(identified_by) <= shared
 
 
-def _claim(owners: List[Owner], leaf: str, softirq_thread: bool):
-    able = [(w, by, p) for w, by, p in owners if softirq_thread or _claims(p, leaf, by)]
+def _claim(owners: List[Owner], leaf: str, single_purpose: bool):
+    able = [(w, by, p) for w, by, p in owners if single_purpose or _claims(p, leaf, by)]
     if not able:
         return None
-    if softirq_thread and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):
+    if single_purpose and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):
         return None                   # a named frame counts for its own playbook as usual
     best = able[0][0]
     tied = tuple(p.id for w, _, p in able if w >= best)          # the same listed frames: checks decide
@@ -163,15 +167,15 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
         return {}
     owners: Dict[str, List[Owner]] = {}
     for comm, weights in _by_command(profile).items():
-        softirq_thread = bool(SOFTIRQ_THREAD.match(comm))
-        owners[comm] = _owners(playbooks if softirq_thread else
+        single = bool(SINGLE_PURPOSE.match(comm))
+        owners[comm] = _owners(playbooks if single else
                                [p for p in playbooks if p.signature.get("claims")], comm, weights)
     claims: Dict[int, Claim] = {}
     for record in profile:
         comm = record.comm or ""
         if not owners.get(comm) or not record.frames or is_idle(record):
             continue
-        claim = _claim(owners[comm], normalize(record.frames[-1].name), bool(SOFTIRQ_THREAD.match(comm)))
+        claim = _claim(owners[comm], normalize(record.frames[-1].name), bool(SINGLE_PURPOSE.match(comm)))
         if claim is not None:
             claims[id(record)] = claim
     return claims

@@ -2,7 +2,9 @@
 
 Compiler suffixes (`.isra.0`, `.constprop.0`, `.part.0`, `.cold`) and perf offsets
 (`+0x1a`, `+0x1a/0x40`) are not part of a function's identity; `normalize()` strips them
-so `shrink_node.isra.0+0x3f` matches a signature written as `shrink_node`.
+so `shrink_node.isra.0+0x3f` matches a signature written as `shrink_node`. Signatures compare
+`identity()`: the normalised name with `SyS_<call>`, the SYSCALL_DEFINE wrapper of 2.6.32-4.16
+(an alias of `sys_<call>` that symbol lookup prefers), read as `sys_<call>`.
 """
 from __future__ import annotations
 
@@ -27,6 +29,16 @@ def normalize(name: str) -> str:
     name = _ANNOTATION.sub("", name.strip())
     name = _OFFSET.sub("", name)
     return _SUFFIX.sub("", name)
+
+
+def identity(name: str) -> str:
+    """The name signatures compare: normalize(), and the 2.6.32-4.16 `SyS_` wrapper is its `sys_` call.
+
+    >>> identity("SyS_mprotect+0x1a/0x40"), identity("sys_futex"), identity("__x64_sys_futex")
+    ('sys_mprotect', 'sys_futex', '__x64_sys_futex')
+    """
+    name = normalize(name)
+    return "sys_" + name[4:] if name.startswith("SyS_") else name
 
 
 SOFTIRQ_ENTRY = frozenset(

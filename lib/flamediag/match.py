@@ -2,7 +2,8 @@
 
 A pattern is a list of frame-set names (or literal frame names), root side first; it matches a
 stack when each element appears in that order as ancestor -> descendant (not necessarily
-adjacent). Names are compared whole, after `kernelnames.normalize()`; `*` matches any frame.
+adjacent). Names are compared whole, after `kernelnames.identity()` (normalize(), and `SyS_` read
+as `sys_`); `*` matches any frame.
 
     >>> from flamediag.profile import Frame, Profile
     >>> from flamediag.playbooks import parse_playbook, EXAMPLE
@@ -23,7 +24,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .flatclaims import Claim, flat_claims, unlisted_busy
-from .kernelnames import normalize
+from .kernelnames import identity, normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, command_of, is_idle
 
@@ -216,7 +217,7 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
     return (found, strong) if found else None
 
 
-_normalize_cached = lru_cache(maxsize=1 << 16)(normalize)
+_normalize_cached = lru_cache(maxsize=1 << 16)(identity)   # normalize(), SyS_ read as sys_
 
 
 def normalized_names(record: StackRecord) -> Tuple[str, ...]:

@@ -655,20 +655,26 @@ def is_perf_script(sample: bytes) -> bool:
     >>> is_perf_script(b"CPU: P4 / Xeon with 2 hyper-threads, speed 3000.2 MHz (estimated)\\n"
     ...                b"Counted GLOBAL_POWER_EVENTS events (time) with a unit mask of 0x01 (mandatory) count 100000\\n")
     False
+    >>> is_perf_script(b"$ mpstat -P ALL 1 1\\n"         # a command and sysstat's banner (rule F2)
+    ...                b"Linux 4.14.146-119.123.amzn2.x86_64 (ip-10-0-3-17)  10/02/2019  _x86_64_  (16 CPU)\\n")
+    False
+    >>> is_perf_script(b"java 1234 [001] 100.000001: 1000 cycles:\\n"   # timed: frames pasted flush left
+    ...                b"ffffffff81000003 futex_wake+0x1 ([kernel.kallsyms])\\n")
+    True
     """
     if sample.startswith(GZIP_MAGIC):
         try:
             sample = gzip.GzipFile(fileobj=io.BytesIO(sample)).read(1 << 16)
         except (OSError, EOFError):
             pass
-    previous_was_event = False
+    previous_was_event, timed = False, False
     checked = 0
     for line in sample.split(b"\n")[:200]:
         if not line.strip() or line.startswith(b"#"):
             previous_was_event = False
             continue
-        if previous_was_event:
-            return split_frame_line(line) is not None
+        if previous_was_event:      # perf script indents its frames: required below a time-less event line
+            return split_frame_line(line) is not None and (timed or line[:1] in (b" ", b"\t"))
         header = parse_header(line)
         if header is None or OPROFILE_BANNER.match(line):
             return False
@@ -676,5 +682,5 @@ def is_perf_script(sample: bytes) -> bool:
             checked += 1
             if checked >= 2:
                 return True
-        previous_was_event = True
+        previous_was_event, timed = True, header.time is not None
     return False

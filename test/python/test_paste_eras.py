@@ -81,6 +81,18 @@ def test_opreport_linenr_column_and_no_location():
     assert leaves["zone_reclaim"] == 154321 and leaves["ksliwat"] == 98765
 
 
+def test_opreport_right_aligned_counts_are_symbol_rows_rule_f1():
+    """Rule F1 (probe-f case 1046): without dashed rules an indent that right-aligns the samples
+    column is alignment, not a call-graph callee; `.text.lock.futex` is futex.c's lock spin."""
+    leaves = by_leaf(paste("hand-opreport-l-right-aligned-counts-text-lock-futex-rhel5.txt"))
+    assert leaves[".text.lock.futex"] == 930112 and leaves["futex_wake"] == 402277
+    assert leaves["__lll_mutex_lock_wait"] == 40118
+    nested = read_paste("samples  %        symbol name\n"
+                        "2345678  41.2345  .text.lock.spinlock\n"
+                        "  12345     0.5000  shrink_zone\n")
+    assert [r.names()[-1] for r in nested.profile] == [".text.lock.spinlock"]   # shifted: not a row
+
+
 def test_opreport_callgraph_splits_a_function_over_its_callers():
     result = paste("hand-oprofile-opreport-callgraph-callers-self-zone-reclaim-rhel5.txt")
     stacks = {r.names(): r.weight for r in result.profile}

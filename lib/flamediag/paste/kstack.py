@@ -58,6 +58,19 @@ BLOCKED = re.compile(r"INFO: task .+:\d+ blocked for more than|^\s*task:\S+\s+st
 # 15, the state letter, the saved PC (or `running task`), stack, pid, parent. Only R is running.
 TASK_STATE = re.compile(r"^(?P<comm>\S.{0,14}?)\s+(?P<state>[RSDTtZXxKWPIN])\s+(?:[0-9a-f]{8,16}|running task)"
                         r"\s+\d+\s+\d+\s+\d+(?:\s+0x[0-9a-f]+)?\s*$")
+SOFT_LOCKUP = re.compile(r"BUG: soft lockup - CPU#\d+ stuck for \d+s! \[(?P<comm>.+):\d+\]")
+# Where a CPU sleeps: the halt / mwait / hypervisor-yield instruction of the idle loop. A soft lockup
+# interrupted there says the CPU was asleep, not looping: an idle CPU wakes for the watchdog's timer
+# and runs its thread at once, so "stuck for 67s" means the clock jumped -- the (virtual) machine was
+# stopped (host overcommit, snapshot or migration stun, a paused guest). `poll_idle` and `kvm_wait`
+# (a paravirt spin lock's halt) are left out: the first executes, the second waits for a lock.
+HALTED = frozenset(
+    {"native_safe_halt", "pv_native_safe_halt", "safe_halt", "native_halt", "halt", "default_idle",
+     "intel_idle", "intel_idle_irq", "intel_idle_ibrs", "mwait_idle", "mwait_idle_with_hints",
+     "acpi_idle_enter", "acpi_processor_ffh_cstate_enter", "acpi_safe_halt", "amd_e400_idle",
+     "xen_hypercall_sched_op", "xen_safe_halt", "hv_idle", "default_enter_idle"}
+)
+IDLE_TASKS = ("swapper", "idle", "init")
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
@@ -133,6 +146,7 @@ class Trace:
     stale: List[Tuple[str, str]] = field(default_factory=list)   # the `?` entries, (name, section)
     rip_stale_at: int = 0               # how many `?` entries came before that inline RIP
     blocked: bool = False               # a hung-task / sleeping-task dump: the task was not on a CPU
+    soft_lockup: bool = False           # a soft-lockup watchdog report
     rip: Optional[str] = None
     rip_at: Optional[int] = None        # index into frames where an inline RIP cut the trace
     head_rip: Optional[str] = None      # the RIP of the register dump printed before `Call Trace:`
@@ -203,6 +217,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                 current.comm = comm or current.comm
                 current.cpu = cpu if cpu is not None else current.cpu
                 current.blocked = current.blocked or bool(BLOCKED.search(text))
+                current.soft_lockup = current.soft_lockup or bool(SOFT_LOCKUP.search(text))
                 state = TASK_STATE.match(text)
                 if state:
                     current.blocked = state["state"] != "R"
@@ -240,6 +255,13 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         block.not_cpu = (f"these kernel traces show blocked tasks ({plural(sleeping, 'trace')}: hung-task warnings, "
                          "sleeping states in a task dump, or stacks that end in the context switch): where tasks "
                          "wait, not CPU time")
+    halted = [t for t in traces if _halted_lockup(t)]
+    if halted and not block.not_cpu:
+        at = halted[0].head_rip or halted[0].rip
+        block.not_cpu = (f"the soft-lockup watchdog reported {plural(len(halted), 'idle CPU')} stuck while halted "
+                         f"(RIP {at}): an idle CPU wakes for the watchdog at once, so the clock jumped because the "
+                         "whole (virtual) machine was stopped (host overcommit, snapshot or migration stun); the "
+                         "traces show where each CPU happened to be, not CPU time")
     for trace, names, context in stacks:
         block.stacks.append((kernel_frames(names), 1.0, trace.comm, trace.cpu, context))
     what = "sysrq-l (all-CPU backtrace) dump" if sysrq else "kernel backtraces (oops/NMI/lockup/hung task)"
@@ -248,6 +270,22 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+def _halted_lockup(trace: Trace) -> bool:
+    """A soft lockup of the idle task interrupted at the halt itself (rule F4): the machine stopped.
+
+    >>> _halted_lockup(Trace(comm="swapper/0", rip="native_safe_halt", soft_lockup=True))
+    True
+    >>> _halted_lockup(Trace(comm="swapper/0", rip="_raw_spin_lock", soft_lockup=True))   # softirq on an idle CPU
+    False
+    >>> _halted_lockup(Trace(comm="swapper/3", head_rip="native_queued_spin_lock_slowpath",
+    ...                      rip="native_safe_halt", soft_lockup=True))   # 4.x: the halt is below </IRQ>
+    False
+    """
+    interrupted = trace.head_rip or trace.rip          # the register dump the watchdog printed first
+    return (trace.soft_lockup and interrupted in HALTED and trace.comm.split("/", 1)[0] in IDLE_TASKS
+            and not any(section == "IRQ" for _, section in trace.frames))
 
 
 def _switched_out(trace: Trace, names: Sequence[str]) -> bool:

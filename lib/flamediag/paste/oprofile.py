@@ -101,7 +101,7 @@ def read_opreport(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     index, layout = banner
     rows, end, callgraph = _rows(lines, index + 1, layout)
     block = Block("oprofile", start, end, flat=True, unit="samples", header=True, event=layout.event)
-    chains = _callgraph(rows) if callgraph else [([row], row.counts) for row in rows if not row.indent]
+    chains = _callgraph(rows) if callgraph else [([row], row.counts) for row in _aligned(rows)]
     no_symbols = 0
     for chain, counts in chains:
         if chain[-1].symbol in NO_SYMBOLS:
@@ -150,6 +150,22 @@ class _Row:
             self.symbol = symbol[:-len(SELF)].strip()
         self.comm = "" if not app or app == image else app.rsplit("/", 1)[-1]
         self.group = 0                    # the dashed-rule block of a call graph it sits in
+        self.pct_end = 0                  # the column where the first percentage ends
+
+
+def _aligned(rows: List[_Row]) -> List[_Row]:
+    """The symbol rows of an `opreport -l` listing (no dashed rules): the left-justified ones, and
+    indented ones whose first percentage ends in the same column as a left-justified row's -- the
+    sample counts right-aligned (a reformatted or retyped paste), not a nested call-graph row,
+    which shifts the whole row right.
+
+    >>> rows = [_parse_row(l, _Layout(HEADER.match("samples  %  symbol name"), [], [])) for l in
+    ...         ["2214408  31.0877  .text.lock.futex", " 801733  11.2554  futex_wake", "    12  0.0001  x"]]
+    >>> [r.symbol for r in _aligned(rows)]
+    ['.text.lock.futex', 'futex_wake']
+    """
+    ends = {r.pct_end for r in rows if not r.indent}
+    return [r for r in rows if not r.indent or r.pct_end in ends]
 
 
 def _parse_row(line: str, layout: _Layout) -> Optional[_Row]:
@@ -174,8 +190,10 @@ def _parse_row(line: str, layout: _Layout) -> Optional[_Row]:
         return None
     image = fields[0] if layout.image else ""
     app = fields[1] if layout.image and layout.app else fields[0] if layout.app else ""
-    return _Row(bool(match["indent"]), [int(n) for n in numbers[0::2]], [float(n) for n in numbers[1::2]],
-                image, app, fields[-1])
+    row = _Row(bool(match["indent"]), [int(n) for n in numbers[0::2]], [float(n) for n in numbers[1::2]],
+               image, app, fields[-1])
+    row.pct_end = match.start("pairs") + re.match(r"\S+\s+\S+", match["pairs"]).end()
+    return row
 
 
 def _rows(lines: Sequence[str], index: int, layout: _Layout) -> Tuple[List[_Row], int, bool]:
