@@ -109,10 +109,11 @@ def _hard_width(lines: List[str]) -> int:
 
 def _log_tail(head: str, lines: List[str], index: int) -> bool:
     """Every line of a syslog carries `Mon dd hh:mm:ss host kernel:`: one without it, between
-    two that have it (a few tails may follow each other), is the tail of the line above."""
+    two that have it (a long line such as `Modules linked in:` wraps into many), is the tail of
+    the line above."""
     if not _SYSLOG.match(head) or _SYSLOG.match(lines[index]) or len(head) > MAX_JOINED:
         return False
-    for following in lines[index + 1:index + 4]:
+    for following in lines[index + 1:index + MAX_LOG_TAILS]:
         if not following.strip():
             return False
         if _SYSLOG.match(following):
@@ -120,6 +121,7 @@ def _log_tail(head: str, lines: List[str], index: int) -> bool:
     return False
 
 
+MAX_LOG_TAILS = 16         # a module list of a thousand characters, wrapped at 72 columns
 MAX_JOINED = 2000          # tool lines are shorter; longer ones are not worth a regex pass
 MAX_HARD_WRAPPED = 400
 
