@@ -32,6 +32,9 @@ _MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| `, a column percentage, a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_TEXT_START = re.compile(r"[A-Za-z#@\[<>]")
+# `git log` / `git show` header lines above an indented commit message
+_GIT_HEADER = re.compile(r"^(?:commit [0-9a-f]{7,40}\b|Merge: |Author: |AuthorDate: |Commit: |CommitDate: |Date: )")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
 
@@ -42,10 +45,36 @@ def unwrap(text: str) -> List[str]:
     if _HTML_HINT.search(text):
         text = _unhtml(text)
     text = _BOX.sub(" ", text)
-    raw = text.split("\n")
+    raw = _dedent_commit_message(text.split("\n"))             # a quoted mail in a commit message
     lines = _strip_pipes([_QUOTE.sub("", line) for line in raw])
-    lines = [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
+    lines = _dedent_commit_message([line.expandtabs(8) for line in lines if not _FENCE.match(line)])
     return [line.rstrip() for line in rejoin(lines)]
+
+
+def _dedent_commit_message(lines: List[str]) -> List[str]:
+    """A commit message as `git log` / `git show` prints it: every line of the body indented
+    (four spaces), under the unindented `commit`, `Author:`, `Date:` lines if they were copied.
+    The indent is the quoting, not the tool's layout: remove what every line of the body has.
+
+    >>> _dedent_commit_message(["commit 1f2e3d4c", "Author: A <a@b>", "", "    mm: fix it", "",
+    ...                         "      80.56%  a.out  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath",
+    ...                         "              |"])
+    ['commit 1f2e3d4c', 'Author: A <a@b>', '', 'mm: fix it', '', '  80.56%  a.out  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath', '          |']
+    >>> _dedent_commit_message(["Overhead  Symbol", "  31.98%  [k] xas_find"])
+    ['Overhead  Symbol', '  31.98%  [k] xas_find']
+    >>> _dedent_commit_message(["    12.10%  a  [k] b", "     3.02%  a  [k] c"])
+    ['    12.10%  a  [k] b', '     3.02%  a  [k] c']
+    """
+    body = [line for line in lines if line.strip() and not _GIT_HEADER.match(line)]
+    if not body:
+        return lines
+    indent = min(len(line) - len(line.lstrip(" ")) for line in body)
+    # quoting indents lines of every kind alike: some line it indents starts with text (the
+    # message's prose, a `# ` header, a `[ 12.3]` log time, `@[`, a mail's `>`); a lone listing
+    # whose rows a tool itself indents (perf's `    12.10%  ...`) keeps them
+    if indent < 2 or not any(_TEXT_START.match(line, indent) for line in body):
+        return lines
+    return [line[indent:] if line.strip() and not _GIT_HEADER.match(line) else line for line in lines]
 
 
 def _strip_pipes(lines: List[str]) -> List[str]:
