@@ -6,6 +6,8 @@
     ['<IRQ>', ' net_rx_action+0x1a/0x40']
     >>> unwrap("| Overhead  Symbol\\n|   31.98%  [k] xas_find")
     ['Overhead  Symbol', '  31.98%  [k] xas_find']
+    >>> unwrap(">     Reported in the thread:\\n>     > 12.10%  a  [k] b")   # a reply quoting a commit message
+    ['Reported in the thread:', '12.10%  a  [k] b']
 
 Quote markers: `>` (any nesting: `> > `, `>>`, `> >`) on every line; `|` only on a run of
 lines that all carry it and where some line has text right after `| ` (a perf call graph's
@@ -48,6 +50,7 @@ def unwrap(text: str) -> List[str]:
     raw = _dedent_commit_message(text.split("\n"))             # a quoted mail in a commit message
     lines = _strip_pipes([_QUOTE.sub("", line) for line in raw])
     lines = _dedent_commit_message([line.expandtabs(8) for line in lines if not _FENCE.match(line)])
+    lines = _strip_pipes([_QUOTE.sub("", line) for line in lines])   # a mail quoted in that message
     return [line.rstrip() for line in rejoin(lines)]
 
 
