@@ -138,7 +138,7 @@ def is_idle(record: StackRecord) -> bool:
 # A kernel thread runs one function under kthread() for its whole life (per-CPU threads under
 # smpboot_thread_fn): that function names the thread. A paste without a command column (a perf report
 # --sort sym, perf record -p PID, a crash or dmesg trace) still says which thread ran a stack rooted
-# at `kthread -> kswapd`. Values are the thread's command prefix as the kernel names it.
+# at `kthread -> kswapd`, or at `kswapd` itself where a caller-order tree was cut above it. Values are the thread's command prefix as the kernel names it.
 THREAD_FUNCTIONS = {
     "kswapd": "kswapd", "khugepaged": "khugepaged", "ksm_scan_thread": "ksmd", "kcompactd": "kcompactd",
     "run_ksoftirqd": "ksoftirqd/", "worker_thread": "kworker/", "kauditd_thread": "kauditd",
@@ -158,14 +158,27 @@ def command_of(record: "StackRecord") -> str:
     'kswapd1'
     >>> command_of(StackRecord((Frame("kswapd", "kernel"),), 1.0))
     ''
+
+    A caller-order tree cut above the thread's function (`kthread` and `ret_from_fork` folded or
+    trimmed by the author) has that function at its root, and nothing but the thread calls it:
+    >>> command_of(StackRecord((Frame("kswapd", "kernel"), Frame("balance_pgdat", "kernel")), 1.0))
+    'kswapd'
+    >>> command_of(StackRecord((Frame("smpboot_thread_fn", "kernel"), Frame("run_ksoftirqd", "kernel"),
+    ...                         Frame("__do_softirq", "kernel")), 1.0))
+    'ksoftirqd/'
+    >>> command_of(StackRecord((Frame("shrink_node", "kernel"), Frame("kswapd", "kernel"),
+    ...                         Frame("balance_pgdat", "kernel")), 1.0))
+    ''
     """
     if record.comm:
         return record.comm
     names = [normalize(frame.name) for frame in record.frames]
-    if "kthread" not in names[:-1]:
-        return ""
-    below = names.index("kthread") + 1
-    return next((THREAD_FUNCTIONS[name] for name in names[below:below + 2] if name in THREAD_FUNCTIONS), "")
+    if "kthread" in names[:-1]:
+        below = names.index("kthread") + 1
+        return next((THREAD_FUNCTIONS[name] for name in names[below:below + 2] if name in THREAD_FUNCTIONS), "")
+    if len(names) > 1 and names[0] in THREAD_FUNCTIONS.keys() | {"smpboot_thread_fn"}:
+        return next((THREAD_FUNCTIONS[name] for name in names[:min(2, len(names) - 1)] if name in THREAD_FUNCTIONS), "")
+    return ""
 
 
 @dataclass

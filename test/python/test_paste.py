@@ -440,6 +440,32 @@ def test_lkp_perf_profile_rows_read_tested_commit_self_with_calltrace_callers():
     assert result.profile.ancestry is True
 
 
+LKP_IMPROVEMENT_ROWS = """\
+   2081344           +52.6%    3176129        vm-scalability.throughput
+     61.22 \u00b1  2%     -47.9       13.31 \u00b1  5%  perf-profile.calltrace.cycles-pp.native_queued_spin_lock_slowpath._raw_spin_lock.rmqueue_bulk
+     60.98 \u00b1  2%     -47.8       13.18 \u00b1  5%  perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath
+     12.40            +20.1       32.51        perf-profile.self.cycles-pp.clear_page_erms
+      4.02            +6.3       10.33        perf-profile.self.cycles-pp.do_access
+"""
+
+
+def test_lkp_comparison_reads_the_column_with_more_busy_kernel_time():
+    """Rule E6: an LKP comparison is a before/after pair in one table. The tested commit's column is
+    read when it shows as much busy kernel time (a regression report, LKP_ROWS above); a fix's commit
+    message quoting an improvement report shows the old kernel's cost in the parent's column, which is
+    then read. Motivated by case 1006-lru-lock-folio-batch-large-folio-lkp-calltrace of
+    realworld-probe-e."""
+    result = read_paste(LKP_IMPROVEMENT_ROWS)
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    assert weights[("rmqueue_bulk", "_raw_spin_lock", "native_queued_spin_lock_slowpath")] == pytest.approx(60.98)
+    assert weights[("clear_page_erms",)] == pytest.approx(12.40)
+    assert any("the parent's column" in note for note in result.notes)
+    regression = read_paste(LKP_ROWS)
+    assert {tuple(r.names()): r.weight for r in regression.profile}[("copy_user_enhanced_fast_string",)] == \
+        pytest.approx(20.94)
+    assert not any("the parent's column" in note for note in regression.notes)
+
+
 CHILDREN_GRAPHLESS_TWO_COMMANDS = """\
 # Children      Self  Command  Shared Object      Symbol
 # ........  ........  .......  .................  .....................................

@@ -36,7 +36,10 @@ SYM = r"(?::[\w-]+:)?(?P<sym>\.?[A-Za-z_][\w.$]*)"
 # 2.6.9 x86_64 (RHEL 4) prints several frames per line, offsets in decimal: `<ffffffff80178d8f>{__getblk+36}`.
 OLD_FRAME = re.compile(r"<[0-9a-f]{8,16}>\{" + SYM + r"\+\d+\}")
 PREFIX = re.compile(
-    r"^(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
+    # a log quoted with an indent (git log's four spaces in a commit message, a mail's): the indent
+    # belongs to the prefix when a syslog, printk level or dmesg time follows it
+    r"^(?:\s+(?=(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:|<\d>|\[\s*\d+\.\d+\]))?"
+    r"(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
     r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
 )
 FRAME = re.compile(

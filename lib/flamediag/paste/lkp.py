@@ -11,7 +11,9 @@ value, each value optionally followed by `± N%` (its standard deviation):
 - `calltrace.<event>.<sym>.<caller>.<caller>...`: the percentage through `sym` reached by that
   chain of callers, printed callee first, a few callers deep.
 
-The profile read is the tested commit's (the last value column: the report is about it). Each
+The profile read is one column's: the tested commit's (the last value column: a regression report
+is about it), or the parent's (the first) when it shows more busy kernel time, as a fix's commit
+message quoting an improvement report does (the old kernel's cost is the problem). Each
 `self` row is a leaf; its share runs along the calltrace chains that start at it (scaled down to
 the share; stitched further towards the root when exactly one calltrace row continues a chain),
 otherwise it stays a lone frame. Symbol names keep GCC's suffixes (`.isra.0`, `.constprop.0`,
@@ -25,7 +27,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import looks_kernel, normalize
-from ..profile import Frame
+from ..profile import Frame, StackRecord, is_idle
 from .common import Block, Miss, plural, split_kernel_user
 
 VALUE = r"[\d.]+(?:\s*±\s*\d+%)?"
@@ -53,41 +55,71 @@ def _symbols(path: str) -> List[str]:
     return [normalize(n) or n for n in names]
 
 
-def _tested_value(values: str) -> Optional[float]:
-    """The last plain value (not the `%change`, not a `± N%` deviation)."""
+def _column_values(values: str) -> Tuple[Optional[float], Optional[float]]:
+    """The parent's and the tested commit's value: the first and the last plain value (not the
+    `%change`, not a `± N%` deviation); one value alone is both."""
     cleaned = re.sub(r"±\s*\d+%", " ", values)
     plain = [v for v in NUMBER.findall(cleaned) if not v.endswith("%") and not v.startswith(("+", "-"))]
-    return float(plain[-1]) if plain else None
+    return (float(plain[0]), float(plain[-1])) if plain else (None, None)
+
+
+class _Column:
+    """One value column's rows: `self` leaves, `children` totals, `calltrace` chains."""
+
+    def __init__(self) -> None:
+        self.selfs: Dict[str, float] = {}
+        self.children: Dict[str, float] = {}
+        self.traces: List[Tuple[Tuple[str, ...], float]] = []
+
+    def add(self, kind: str, names: List[str], value: float) -> None:
+        if kind == "self":
+            self.selfs[names[0]] = value
+        elif kind == "children":
+            self.children[names[0]] = value
+        else:
+            self.traces.append((tuple(names), value))
+
+    def leaves(self) -> Dict[str, float]:
+        return self.selfs or _leaves_from(self.traces, self.children)
+
+    def kernel_share(self) -> float:
+        """Busy kernel time the column shows: its leaves that are kernel functions outside the idle loop."""
+        return sum(w for leaf, w in self.leaves().items()
+                   if w > 0 and looks_kernel(leaf) and not is_idle(StackRecord((Frame(leaf, "kernel"),), w)))
 
 
 def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """The perf-profile rows of an LKP comparison, as a profile of one of its two kernels.
+
+    The comparison is a before/after pair in one table: like two pasted runs (doc/paste.md), the
+    column read is the one with the more busy kernel time, the tested commit's on a tie. A
+    regression report's tested commit shows the new kernel cost; an improvement report quoted in
+    a fix's commit message shows the old cost in the parent's column.
+    """
     index = start
-    selfs: Dict[str, float] = {}
-    children: Dict[str, float] = {}
-    traces: List[Tuple[Tuple[str, ...], float]] = []
+    columns = (_Column(), _Column())          # the parent's, the tested commit's
     end = start
     while index < len(lines):
         line = lines[index]
         row = ROW.match(line) if "perf-profile." in line else None
         if row:
-            value = _tested_value(row["values"])
+            values = _column_values(row["values"])
             names = _symbols(row["path"])
-            if value is not None and names:
-                if row["kind"] == "self":
-                    selfs[names[0]] = value
-                elif row["kind"] == "children":
-                    children[names[0]] = value
-                else:
-                    traces.append((tuple(names), value))
+            if values[1] is not None and names:
+                for column, value in zip(columns, values):
+                    column.add(row["kind"], names, value)
             end = index + 1
         elif not (OTHER_ROW.match(line) or not line.strip()):
             break
         index += 1
+    parent, tested = columns
+    chosen = parent if parent.kernel_share() > tested.kernel_share() else tested
+    selfs, children, traces = chosen.selfs, chosen.children, chosen.traces
     if not selfs and not traces:
         return Miss(max(index, start + 1))
     block = Block("lkp-perf-profile", start, end, unit="percent", whole=100.0)
     chained = 0
-    leaves = selfs or _leaves_from(traces, children)
+    leaves = chosen.leaves()
     for leaf, share in leaves.items():
         if share <= 0:
             continue
@@ -106,8 +138,10 @@ def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return Miss(max(index, start + 1))
     block.flat = chained == 0
     what = "self" if selfs else "calltrace"
+    which = ("the parent's column: it shows more busy kernel time than the tested commit's, as an improvement "
+             "report shows the old kernel's cost" if chosen is parent else "the tested commit's column")
     block.notes.append(f"read LKP perf-profile rows: {plural(len(leaves), 'leaf function')} from the {what} rows "
-                       "(the tested commit's column, percentages of all samples)")
+                       f"({which}, percentages of all samples)")
     if chained:
         block.notes.append(f"{chained} of them with callers from the perf-profile.calltrace rows (a few frames deep)")
     else:

@@ -15,11 +15,14 @@ The profile diagnosed is the first by these keys, in order:
 1. CPU samples before data that is not CPU time (off-CPU time, function_graph durations);
 2. a profile before a handful of samples (fewer than 10 perf script samples or folded counts
    pasted to show what a stack looks like: one sample is no share of anything);
-3. call stacks before flat lists (ancestry tells look-alikes apart);
-4. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
-5. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
+3. sampled profiles before lock-wait tables (`perf lock contention` weighs the waits of the lock
+   sites it traced, and a sleeping lock's waiters, who spin before they sleep, are not in it: the
+   samples show where the CPUs are);
+4. call stacks before flat lists (ancestry tells look-alikes apart);
+5. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
+6. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
    outside the idle loop): of a before/after pair, the run that shows the kernel problem;
-6. the first pasted.
+7. the first pasted.
 Data quality names the profile used and why the others were left out.
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..text import pct_whole
 from .common import Block, plural
 
 TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
+WAIT_FORMATS = frozenset({"perf-lock-contention"})
 ILLUSTRATION_SAMPLES = 10
 REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top", "perf-top-callgraph"})
 
@@ -54,6 +58,11 @@ class PasteProfile:
     @property
     def not_cpu(self) -> Optional[str]:
         return next((b.not_cpu for b in self.blocks if b.not_cpu), None)
+
+    @property
+    def lock_waits(self) -> bool:
+        """Lock wait times of traced lock sites (perf lock contention), not samples of the CPUs."""
+        return all(b.fmt in WAIT_FORMATS for b in self.blocks)
 
     @property
     def illustration(self) -> bool:
@@ -123,7 +132,7 @@ def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
 
 
 def _rank(profile: PasteProfile, order: int):
-    return (profile.not_cpu is not None, profile.illustration, profile.flat, profile.traces,
+    return (profile.not_cpu is not None, profile.illustration, profile.lock_waits, profile.flat, profile.traces,
             -round(profile.kernel_share(), 3), order)
 
 
@@ -133,7 +142,11 @@ def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[s
     if shown:
         notes.append(f"left out {plural(len(shown), 'sample excerpt')} of fewer than {ILLUSTRATION_SAMPLES} samples "
                      f"({', '.join(p.describe() for p in shown)}): the pasted profile covers the window")
-    flat = [p for p in left if p.flat and not chosen.flat and p not in shown]
+    waits = [p for p in left if p.lock_waits and not chosen.lock_waits and p not in shown]
+    if waits:
+        notes.append(f"ignored {plural(len(waits), 'lock-wait table')} (perf lock contention): the sampled profile "
+                     "shows where the CPUs are")
+    flat = [p for p in left if p.flat and not chosen.flat and p not in shown + waits]
     if flat:
         kinds = ", ".join(sorted({f for p in flat for f in p.formats}))
         notes.append(f"ignored {len(flat)} flat profile(s) ({kinds}): the pasted call stacks carry more")
@@ -141,10 +154,10 @@ def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[s
     if offcpu:
         notes.append(f"ignored {plural(len(offcpu), 'profile')} that {'is' if len(offcpu) == 1 else 'are'} not CPU "
                      f"time ({'; '.join(p.not_cpu or '' for p in offcpu)})")
-    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu + shown]
+    traces = [p for p in left if p.traces and not chosen.traces and p not in flat + offcpu + shown + waits]
     if traces:
         notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
-    peers = [p for p in left if p not in flat + offcpu + traces + shown]
+    peers = [p for p in left if p not in flat + offcpu + traces + shown + waits]
     if peers:
         why = "the most busy kernel time" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
         notes.append(f"{count} profiles in this paste (e.g. before/after), never added together: diagnosed "

@@ -54,13 +54,14 @@ def unwrap(text: str) -> List[str]:
 def layouts(text: str) -> Iterator[Tuple[str, List[str]]]:
     """The ways the paste may have looked before the ticket damaged it, likeliest first, named:
     `as pasted` (what `unwrap` sees); `dedented`, output indented in a mail or commit message
-    (quoting and all: `git log` indents a quoted report too) moved back to column 0;
+    (quoting and all: `git log` indents a quoted report too) moved back to column 0, and the
+    quote markers that brings to the left edge removed (a mail quoted in a commit message);
     `word-joined`, words a mail client wrapped joined back, then dedented (instead of a
     fixed-width cut: a padded table has many lines exactly as wide as the widest, like a cut
     paste). `paste.read_paste` diagnoses the one its readers understand best."""
     first = unwrap(text)
     yield "as pasted", first
-    yield "dedented", dedent_embedded(unwrap(textwrap.dedent(text)))
+    yield "dedented", unwrap("\n".join(dedent_embedded(unwrap(textwrap.dedent(text)))))
     yield "word-joined", dedent_embedded(rejoin_words([line.rstrip() for line in rejoin(_unquote(text), hard_cut=False)]))
 
 
