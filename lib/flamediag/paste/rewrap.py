@@ -15,7 +15,9 @@ The rules (a wrapped tail always starts at column 0):
   and `sym+0x../0x..` alone follows an address-only head `[<ffffffff...>]`; the
   `CPU: N PID: N Comm: x Tainted: ...` line always ends in the release and `#build`.
 - a chain's name alone at column 0 under a line of rails goes back 10 columns right of the
-  last rail; a folded stack without its count takes a count alone on the next line.
+  last rail; a folded stack without its count takes a count alone on the next line; a
+  `perf lock contention` row (or its header) ending in its lock type takes the caller alone on
+  the next line.
 - a perf report entry cut before or after its `[k]`/`[.]` marker (the symbol, or marker and
   symbol, alone at column 0), and perf's column header cut in its padding.
 - hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
@@ -31,6 +33,8 @@ from __future__ import annotations
 
 import re
 from typing import List, Optional
+
+from .lockcon import SYM as _LOCK_CALLER, TIME as _LOCK_TIME
 
 PCT = r"\d+(?:[.,]\d+)?%"
 _HEAD_PCT = re.compile(r"--" + PCT + r"\s*$")                   # `|  --50.32%` waiting for `--name`
@@ -56,6 +60,9 @@ _HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 
 _HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
 _FOLDED_UNCOUNTED = re.compile(r"^\S[^;\s]*;\S.*[^\s]$")     # `java;start_thread;...;do_syscall_64`
 _COUNT_TAIL = re.compile(r"^\d+\s*$")
+# A `perf lock contention` row cut before its caller column (`... 25.79 us   mutex`).
+_LOCK_ROW_HEAD = re.compile(r"^\s*\d+\s+" + r"\s+".join(_LOCK_TIME.format(n) for n in ("t", "m", "a")) + r"\s+[\w:-]+$")
+_LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
 # Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
@@ -139,6 +146,9 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return _place_branch(out, tail)
     if _RAILS.match(head) and stripped.endswith("|") and _WORD_TAIL.match(tail.rstrip()):
         return stripped.ljust(len(stripped) - 1 + _GRAPH_CHAIN_COLUMN) + tail.rstrip()
+    if (_LOCK_ROW_HEAD.match(stripped) and _LOCK_CALLER.match(tail.rstrip())) or \
+            (_LOCK_HEADER_HEAD.match(stripped) and _WORD_TAIL.match(tail.rstrip())):
+        return stripped + "   " + tail.rstrip()
     if _FOLDED_UNCOUNTED.match(stripped) and not re.search(r"\s\d+$", stripped) and _COUNT_TAIL.match(tail):
         return stripped + " " + tail.strip()
     if tail.strip() == "|" and _RAILS.match(head) and head[:1] in (" ", "\t") and "|" in head:
