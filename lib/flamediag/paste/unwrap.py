@@ -6,6 +6,8 @@
     ['<IRQ>', ' net_rx_action+0x1a/0x40']
     >>> unwrap("| Overhead  Symbol\\n|   31.98%  [k] xas_find")
     ['Overhead  Symbol', '  31.98%  [k] xas_find']
+    >>> unwrap("| Overhead | Symbol |\\n|---:|---|\\n| 27.41% | [k] shrink_slab |")
+    ['  Overhead  Symbol', '  27.41%  [k] shrink_slab']
 
 Quote markers: `>` (any nesting: `> > `, `>>`, `> >`) on every line; `|` only on a run of
 lines that all carry it and where some line has text right after `| ` (a perf call graph's
@@ -13,6 +15,12 @@ rails never do: its names sit under the rails, its branches read `|--`). Box-dra
 block characters (the perf TUI's scroll bar `▒`/`◆`, annotate's `│`, dialog frames) become
 spaces, so columns stay where they were. Lines a mail client wrapped are joined back by
 `paste.rewrap`.
+
+A GitHub (GFM) Markdown table, which issue authors type when they retype a `perf top` screenshot
+(`| Overhead | Shared Object | Symbol |`, then a delimiter row `|---:|---|---|`), is a table, not
+quoting: its delimiter row goes and its cells become columns two spaces apart, as the tool printed
+them. Only a run whose second line is such a delimiter row (every cell dashes, `:` for alignment)
+is a table; a call graph's rails (`|          |`, `|--12.5%--sym`) never are.
 """
 from __future__ import annotations
 
@@ -31,6 +39,8 @@ _PIPE = re.compile(r"^[ \t]{0,3}\|(?: |$)")
 _MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| `, a column percentage, a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_TABLE_DELIMITER = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
@@ -43,9 +53,34 @@ def unwrap(text: str) -> List[str]:
         text = _unhtml(text)
     text = _BOX.sub(" ", text)
     raw = text.split("\n")
-    lines = _strip_pipes([_QUOTE.sub("", line) for line in raw])
+    lines = _strip_pipes(_untable([_QUOTE.sub("", line) for line in raw]))
     lines = [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
     return [line.rstrip() for line in rejoin(lines)]
+
+
+def _cells(line: str) -> List[str]:
+    """The cells of a Markdown table row (`\\|` is a pipe inside a cell)."""
+    inner = line.strip()[1:-1]
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
+
+
+def _untable(lines: List[str]) -> List[str]:
+    """Markdown tables as columns: the header and rows' cells two spaces apart, no delimiter row."""
+    out: List[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if (index + 1 < len(lines) and _TABLE_ROW.match(line) and _TABLE_DELIMITER.match(lines[index + 1])
+                and any(cell for cell in _cells(line))):
+            out.append("  " + "  ".join(_cells(line)))
+            index += 2
+            while index < len(lines) and _TABLE_ROW.match(lines[index]):
+                out.append("  " + "  ".join(_cells(lines[index])))
+                index += 1
+            continue
+        out.append(line)
+        index += 1
+    return out
 
 
 def _strip_pipes(lines: List[str]) -> List[str]:
