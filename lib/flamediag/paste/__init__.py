@@ -184,8 +184,10 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
     scale = chosen.samples / 100 if chosen.samples else 1.0
     for block in chosen.blocks:
         factor = scale if block.unit == "percent" else 1.0
-        for frames, weight, comm, cpu, context in block.stacks:
+        for index, (frames, weight, comm, cpu, context) in enumerate(block.stacks):
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+            if index in block.lone and not chosen.flat:
+                profile.mark_listed(frames, comm=comm, cpu=cpu, context=context)
     profile.percent_of = _percent_of(chosen, scale)
     for block in chosen.blocks:
         if block.event:

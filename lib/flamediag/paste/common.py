@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Set, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -46,6 +46,8 @@ class Block:
     event: Optional[str] = None   # the sampled event a banner names (`of event 'cpu-clock'`)
     whole: Optional[float] = None # the weight that stands for every sample (100 for percentages of all
                                   # samples); None when the listing does not say (--children, fragments)
+    lone: Set[int] = field(default_factory=set)  # stacks[i] of a graph paste that are listing rows pasted
+                                  # without their call chain (folded in the TUI, -g none for them)
 
 
 @dataclass
