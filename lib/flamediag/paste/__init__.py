@@ -25,7 +25,7 @@ from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
 from . import (c2c, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
-               systemtap)
+               systemtap, tcpretrans)
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import unwrap
@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables"
+    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -87,6 +87,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lockcon.read_lock_contention)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
+    if tcpretrans.starts_tcpretrans(line):
+        readers.append(tcpretrans.read_tcpretrans)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
