@@ -8,6 +8,8 @@
     ['Overhead  Symbol', '  31.98%  [k] xas_find']
     >>> unwrap("| Overhead | Symbol |\\n|---:|---|\\n| 27.41% | [k] shrink_slab |")
     ['  Overhead  Symbol', '  27.41%  [k] shrink_slab']
+    >>> unwrap("Overhead | Symbol\\n--- | ---\\n27.41% | [k] shrink_slab")
+    ['  Overhead  Symbol', '  27.41%  [k] shrink_slab']
 
 Quote markers: `>` (any nesting: `> > `, `>>`, `> >`) on every line; `|` only on a run of
 lines that all carry it and where some line has text right after `| ` (a perf call graph's
@@ -17,10 +19,11 @@ spaces, so columns stay where they were. Lines a mail client wrapped are joined 
 `paste.rewrap`.
 
 A GitHub (GFM) Markdown table, which issue authors type when they retype a `perf top` screenshot
-(`| Overhead | Shared Object | Symbol |`, then a delimiter row `|---:|---|---|`), is a table, not
-quoting: its delimiter row goes and its cells become columns two spaces apart, as the tool printed
-them. Only a run whose second line is such a delimiter row (every cell dashes, `:` for alignment)
-is a table; a call graph's rails (`|          |`, `|--12.5%--sym`) never are.
+(`| Overhead | Shared Object | Symbol |`, then a delimiter row `|---:|---|---|`; the outer pipes are
+optional), is a table, not quoting: its delimiter row goes and its cells become columns two spaces
+apart, as the tool printed them. Only a header row followed by a delimiter row of as many cells
+(every cell dashes, `:` for alignment) starts a table; a call graph's rails (`|          |`,
+`|--12.5%--sym`) never do.
 """
 from __future__ import annotations
 
@@ -39,8 +42,9 @@ _PIPE = re.compile(r"^[ \t]{0,3}\|(?: |$)")
 _MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| `, a column percentage, a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s+\d+(?:[.,]\d+)?%\s|.*\+0x[0-9a-f]+/0x)")
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
-_TABLE_DELIMITER = re.compile(r"^[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")
+_TABLE_ROW = re.compile(r"(?<!\\)\|")
+# unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
+_TABLE_DELIMITER = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
@@ -59,8 +63,10 @@ def unwrap(text: str) -> List[str]:
 
 
 def _cells(line: str) -> List[str]:
-    """The cells of a Markdown table row (`\\|` is a pipe inside a cell)."""
-    inner = line.strip()[1:-1]
+    """The cells of a Markdown table row, outer pipes optional (`\\|` is a pipe inside a cell)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
 
 
@@ -70,11 +76,12 @@ def _untable(lines: List[str]) -> List[str]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        if (index + 1 < len(lines) and _TABLE_ROW.match(line) and _TABLE_DELIMITER.match(lines[index + 1])
-                and any(cell for cell in _cells(line))):
+        if (index + 1 < len(lines) and "---" in lines[index + 1] and _TABLE_ROW.search(line)
+                and _TABLE_DELIMITER.match(lines[index + 1])
+                and len(_cells(line)) == len(_cells(lines[index + 1])) and any(_cells(line))):
             out.append("  " + "  ".join(_cells(line)))
             index += 2
-            while index < len(lines) and _TABLE_ROW.match(lines[index]):
+            while index < len(lines) and lines[index].strip() and _TABLE_ROW.search(lines[index]):
                 out.append("  " + "  ".join(_cells(lines[index])))
                 index += 1
             continue
