@@ -31,6 +31,11 @@ Rules, per command (all entries when the paste has no command column):
   once a workqueue frame is listed for it, its unnamed entries (the work function's helpers, a
   driver's port reads) are the work's (kworker-storm, or the playbook a work function names).
 
+The same holds for the rows of a call-graph paste that came without any call chain (`--children`
+TUI screens with one entry open and the rest folded, `+`): they are a flat listing beside the graphs
+(`Profile.listed`): they are claimed by the path that the command's rows and chains identify, while
+the stacks keep their ancestry.
+
 A pasted listing shows only the top entries of all samples: `unlisted_busy` is the rest.
 
     >>> from flamediag.profile import Frame, Profile
@@ -78,12 +83,15 @@ def _excluded(playbook: Playbook, listed: FrozenSet[str]) -> bool:
                for pattern in playbook.signature["exclude"])
 
 
-def _by_command(profile: Profile) -> Dict[str, Dict[str, float]]:
-    """comm -> {normalised leaf name -> weight} over busy flat entries."""
+def _by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, float]]:
+    """comm -> {normalised leaf name -> weight} over busy flat entries; `whole_stacks`: every frame
+    of each stack (a call-graph paste shows its paths in the chains), once per stack."""
     commands: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for record in profile:
+    for record in records:
         if record.frames and not is_idle(record):
-            commands[record.comm or ""][normalize(record.frames[-1].name)] += record.weight
+            names = {normalize(f.name) for f in record.frames} if whole_stacks else {normalize(record.frames[-1].name)}
+            for name in names:
+                commands[record.comm or ""][name] += record.weight
     return commands
 
 
@@ -162,16 +170,19 @@ def unlisted_busy(profile: Profile) -> float:
 
 
 def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Claim]:
-    """id(record) -> Claim, for flat profiles; {} with ancestry."""
-    if profile.ancestry:
+    """id(record) -> Claim, for flat profiles and the listing rows of a call-graph paste
+    (`Profile.listed`); {} for stacks with ancestry."""
+    records = [r for r in profile if r.frames and profile.is_listed(r)] if profile.ancestry else list(profile)
+    if not records:
         return {}
     owners: Dict[str, List[Owner]] = {}
-    for comm, weights in _by_command(profile).items():
+    # what identifies a path: the listing's rows, and in a call-graph paste every frame its chains show
+    for comm, weights in _by_command(profile, whole_stacks=profile.ancestry).items():
         single = bool(SINGLE_PURPOSE.match(comm))
         owners[comm] = _owners(playbooks if single else
                                [p for p in playbooks if p.signature.get("claims")], comm, weights)
     claims: Dict[int, Claim] = {}
-    for record in profile:
+    for record in records:
         comm = record.comm or ""
         if not owners.get(comm) or not record.frames or is_idle(record):
             continue

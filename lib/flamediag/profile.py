@@ -43,7 +43,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 from .kernelnames import normalize
 
@@ -200,6 +200,9 @@ class Profile:
     through: Dict[Tuple[str, str], float] = field(default_factory=dict)
                                             # a --children listing: (comm, frame) -> weight of the samples
                                             # that ran through that frame (its Children column)
+    # a call-graph paste's listing rows pasted without their call chain (keys of one-frame records):
+    # they are judged as a flat listing is (flatclaims.py) while the stacks keep their ancestry
+    listed: Set[tuple] = field(default_factory=set)
     overflow_weight: float = 0.0                              # weight of stacks past max_stacks()
     rejected_weights: int = 0                                 # stacks added with a weight out of range
 
@@ -217,6 +220,15 @@ class Profile:
             self._insert(key, StackRecord(frames, weight, comm, cpu, ctx, pid, dict(seconds or {})))
             return
         self._merge(rec, weight, seconds)
+
+    def mark_listed(self, frames: Iterable[Frame], comm: str = "", cpu: Optional[int] = None,
+                    context: Optional[str] = None) -> None:
+        """The record of these frames is a listing row pasted without its call chain."""
+        frames = tuple(frames)
+        self.listed.add((frames, comm, cpu, context or context_of(frames), None))
+
+    def is_listed(self, record: StackRecord) -> bool:
+        return (record.frames, record.comm, record.cpu, record.context, None) in self.listed
 
     def adopt(self, record: StackRecord) -> None:
         """Add a record built by a reader (its `seconds` dict is taken over, not copied)."""

@@ -159,6 +159,22 @@ def test_lock_taken_by_conntrack_inside_net_rx_is_lock_contention_not_receive_wo
     assert match_playbook(books["spinlock-contention"], own).matched == 0
 
 
+def test_lock_taken_by_a_bpf_map_inside_net_rx_is_lock_contention_not_receive_work():
+    """Rule G2 (realworld-probe-g case 1052: cilium's connection-tracking LRU map): a BPF map that a tc
+    program updates on every CPU is shared state like the conntrack table (rule A9): spinning on its
+    common LRU list lock (bpf_lru_pop_free) or a hash bucket lock inside NET_RX is contention on that
+    map, not one CPU's receive work."""
+    books = {b.id: b for b in load_all()}
+    rx = "entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_connect;__sys_connect;tcp_v4_connect;" \
+         "tcp_connect;__tcp_transmit_skb;ip_output;__dev_queue_xmit;__local_bh_enable_ip;do_softirq;" \
+         "__do_softirq;net_rx_action;process_backlog;__netif_receive_skb_core;tcf_classify_ingress;" \
+         "cls_bpf_classify;bpf_prog_c1d3e8c2b39c37d0_cil_from_contai;htab_lru_map_update_elem;"
+    prof = profile((rx + "bpf_lru_pop_free;_raw_spin_lock;native_queued_spin_lock_slowpath", 35, {"comm": "nginx"}),
+                   (rx + "htab_map_hash", 3, {"comm": "nginx"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 35
+    assert match_playbook(books["nic-softirq"], prof).matched == 3
+
+
 def test_a_kernel_threads_function_names_a_stack_without_a_command():
     """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
     Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook

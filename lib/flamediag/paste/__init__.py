@@ -24,8 +24,8 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile, stacktext,
-               systemtap)
+from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile,
+               stacktext, systemtap, tcpretrans)
 from .common import Block, Miss, plural
 from .sections import find_sections
 from .unwrap import layouts, unwrap
@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, "
+    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
@@ -90,6 +90,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(c2c.read_c2c)
     if eventtables.starts_event_table(line):
         readers.append(eventtables.read_event_table)
+    if tcpretrans.starts_tcpretrans(line):
+        readers.append(tcpretrans.read_tcpretrans)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
     if perfreport.starts_report(line):
@@ -224,8 +226,10 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
     scale = chosen.samples / 100 if chosen.samples else 1.0
     for block in chosen.blocks:
         factor = scale if block.unit == "percent" else 1.0
-        for frames, weight, comm, cpu, context in block.stacks:
+        for index, (frames, weight, comm, cpu, context) in enumerate(block.stacks):
             profile.add(frames, weight * factor, comm=comm, cpu=cpu, context=context)
+            if index in block.lone and not chosen.flat:
+                profile.mark_listed(frames, comm=comm, cpu=cpu, context=context)
         for key, weight in block.through.items():
             profile.through[key] = max(profile.through.get(key, 0.0), weight * factor)
     profile.percent_of = _percent_of(chosen, scale)

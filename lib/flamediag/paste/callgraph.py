@@ -224,6 +224,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
                 if own <= max(0.001 * shown, 1e-9):
                     continue
             folded += 1
+            block.lone.add(len(block.stacks))
             block.stacks.append(((_lone_frame(entry),), own, entry.comm, entry.cpu, None))
             continue
         scale = own / entry.pct if entry.pct else 0.0

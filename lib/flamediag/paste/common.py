@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -49,6 +49,8 @@ class Block:
     through: Dict[Tuple[str, str], float] = field(default_factory=dict)
                                   # --children listings: (comm, symbol) -> its Children, the weight of
                                   # every sample that ran through that frame (Profile.through)
+    lone: Set[int] = field(default_factory=set)  # stacks[i] of a graph paste that are listing rows pasted
+                                  # without their call chain (folded in the TUI, -g none for them)
 
 
 @dataclass

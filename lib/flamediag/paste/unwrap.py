@@ -6,6 +6,10 @@
     ['<IRQ>', ' net_rx_action+0x1a/0x40']
     >>> unwrap("| Overhead  Symbol\\n|   31.98%  [k] xas_find")
     ['Overhead  Symbol', '  31.98%  [k] xas_find']
+    >>> unwrap("| Overhead | Symbol |\\n|---:|---|\\n| 27.41% | [k] shrink_slab |")
+    ['  Overhead  Symbol', '  27.41%  [k] shrink_slab']
+    >>> unwrap("Overhead | Symbol\\n--- | ---\\n27.41% | [k] shrink_slab")
+    ['  Overhead  Symbol', '  27.41%  [k] shrink_slab']
 
 Quote markers: `>` (any nesting: `> > `, `>>`, `> >`, `| >`) on every line; `|` only on a run
 of lines that all carry it and where some line holds what a perf call graph never has right
@@ -37,6 +41,9 @@ _MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
 # a row that starts with a number (a column percentage or count), a tool's header or rule, a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
                           r"|.*\+0x[0-9a-f]+/0x)")
+_TABLE_ROW = re.compile(r"(?<!\\)\|")
+# unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
+_TABLE_DELIMITER = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
@@ -72,8 +79,9 @@ def _unquote(text: str) -> List[str]:
         text = _unhtml(text)
     text = _NO_WIDTH.sub("", _WIDE_SPACE.sub(" ", _BOX.sub(" ", text)))
     raw = text.split("\n")
-    lines = [_QUOTE.sub("", line) for line in _strip_pipes([_QUOTE.sub("", line) for line in raw])]
-    return _undouble([line.expandtabs(8) for line in lines if not _FENCE.match(line)])
+    lines = _undouble(_strip_pipes([_QUOTE.sub("", line) for line in raw]))
+    lines = [_QUOTE.sub("", line) for line in _untable(lines)]
+    return [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
 
 
 def _undouble(lines: List[str]) -> List[str]:
@@ -125,6 +133,34 @@ def dedent_embedded(lines: List[str]) -> List[str]:
             depth = min((len(line) - len(line.lstrip(" ")) for line in lines[start:end] if line.strip()), default=0)
             out[start:end] = [line[depth:] for line in lines[start:end]]
         start = end + 1
+    return out
+
+
+def _cells(line: str) -> List[str]:
+    """The cells of a Markdown table row, outer pipes optional (`\\|` is a pipe inside a cell)."""
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
+
+
+def _untable(lines: List[str]) -> List[str]:
+    """Markdown tables as columns: the header and rows' cells two spaces apart, no delimiter row."""
+    out: List[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if (index + 1 < len(lines) and "---" in lines[index + 1] and _TABLE_ROW.search(line)
+                and _TABLE_DELIMITER.match(lines[index + 1])
+                and len(_cells(line)) == len(_cells(lines[index + 1])) and any(_cells(line))):
+            out.append("  " + "  ".join(_cells(line)))
+            index += 2
+            while index < len(lines) and lines[index].strip() and _TABLE_ROW.search(lines[index]):
+                out.append("  " + "  ".join(_cells(lines[index])))
+                index += 1
+            continue
+        out.append(line)
+        index += 1
     return out
 
 
