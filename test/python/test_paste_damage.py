@@ -3,7 +3,7 @@
 Every case of every real-world set (test/fixtures/realworld*/: the corpus, the held-out set and
 the reconstructed probe sets) is diagnosed as written, then after each damage below: quoting by
 a mail reply or a forum, a commit message's or a mail's indentation, a mail client wrapping words
-at 72 columns after quoting, double spacing, HTML line breaks, Markdown and Jira fences,
+at 72-78 columns after quoting, double spacing, HTML line breaks, Markdown and Jira fences,
 no-break spaces from a web page, a perf report without its `#` header lines. The top finding (the first at medium or high confidence, or none) of every paste that
 was read must not change (it must still be read). The cases' labels play no part: this holds for the
 cases the diagnoser gets wrong too.
@@ -64,6 +64,8 @@ DAMAGES: Dict[str, Callable[[str], str]] = {
     "quoted with '> ', then wrapped at 72": lambda text: _mail_wrap(_each_line(lambda l: "> " + l)(text)),
     "quoted with '| ', then wrapped at 72": lambda text: _mail_wrap(_each_line(lambda l: "| " + l)(text)),
     "wrapped at 72": _mail_wrap,
+    "wrapped at 76": lambda text: _mail_wrap(text, 76),
+    "quoted with '> ', then wrapped at 78": lambda text: _mail_wrap(_each_line(lambda l: "> " + l)(text), 78),
     "CRLF line ends": lambda text: text.replace("\n", "\r\n"),
     "double-spaced (CR CR LF)": lambda text: text.replace("\n", "\r\r\n"),
     "perf report's # lines trimmed": lambda text: "\n".join(l for l in text.split("\n") if not PERF_HEADER.match(l)),

@@ -167,12 +167,18 @@ def _read_lines(text: str):
 def _reads_better(layout: str, reading, than) -> bool:
     """Column 0 is where the tools print: a dedented layout is better when it reads as many
     stacks (read indented, a flat listing can pass for a call graph). Joining lines back is
-    better only when it reads more frames and no less of the text: a prose line joined to a
-    record adds no frame."""
+    better only when it reads more frames (or as many in more stacks) and no less of the text: a
+    prose line joined to a record adds no frame."""
     if layout == "dedented":
         return len(_stacks(reading[1])) >= max(1, len(_stacks(than[1])))
-    return sum(map(len, _stacks(reading[1]))) > sum(map(len, _stacks(than[1]))) \
-        and _text_read(*reading) >= _text_read(*than)
+    return _understood(reading[1]) > _understood(than[1]) and _text_read(*reading) >= _text_read(*than)
+
+
+def _understood(blocks: Sequence[Block]) -> Tuple[int, int]:
+    """(frames, stacks) read: more frames, or as many split into more stacks (a trace whose
+    header a mail client wrapped runs into the trace above it)."""
+    stacks = _stacks(blocks)
+    return sum(map(len, stacks)), len(stacks)
 
 
 def _text_read(lines: Sequence[str], blocks: Sequence[Block]) -> int:
