@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from .kernelnames import normalize
 from .playbooks import Playbook
@@ -119,14 +119,33 @@ def _runs_as(playbook: Playbook, comm: str) -> bool:
     return not pattern or re.search(pattern, comm) is not None
 
 
-def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float]) -> List[Owner]:
-    """Playbooks identified in one command's entries, heaviest identification first."""
+def _beside(playbook: Playbook, comm: str, commands: Dict[str, Dict[str, float]]) -> Tuple[float, Tuple[str, ...]]:
+    """What other threads' entries say about this command's path (`beside_threads`): kswapd
+    reclaiming in the same listing says the allocators' watermarks failed, which only the allocator's
+    slow path (direct reclaim) wakes it for; a memcg limit or zone reclaim never does. Named
+    `thread:frame`, so the engine frames they stand beside become this path's (see `_claims`)."""
+    weight, seen = 0.0, []
+    for pattern, elements in (playbook.signature.get("beside_threads") or {}).items():
+        names = _names(playbook, elements)
+        for other, weights in commands.items():
+            if other != comm and other and re.search(pattern, other):
+                for name in sorted(n for n in weights if n in names):
+                    weight += weights[name]
+                    seen.append(f"{other}:{name}")
+    return weight, tuple(seen)
+
+
+def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
+            commands: Optional[Dict[str, Dict[str, float]]] = None) -> List[Owner]:
+    """Playbooks identified in one command's entries, heaviest identification first; a path the
+    command's own entries identify may be confirmed by another thread's (`_beside`)."""
     listed = frozenset(weights)
     found = []
     for playbook in (p for p in playbooks if _runs_as(p, comm)):
         weight, by = _identifiers(playbook, weights)
         if by and not _excluded(playbook, listed):
-            found.append((weight, by, playbook))
+            extra, beside = _beside(playbook, comm, commands or {})
+            found.append((weight + extra, by + beside, playbook))
     return sorted(found, key=lambda item: (-item[0], item[2].id))
 
 
@@ -177,10 +196,11 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
         return {}
     owners: Dict[str, List[Owner]] = {}
     # what identifies a path: the listing's rows, and in a call-graph paste every frame its chains show
-    for comm, weights in _by_command(profile, whole_stacks=profile.ancestry).items():
+    commands = _by_command(profile, whole_stacks=profile.ancestry)
+    for comm, weights in commands.items():
         single = bool(SINGLE_PURPOSE.match(comm))
         owners[comm] = _owners(playbooks if single else
-                               [p for p in playbooks if p.signature.get("claims")], comm, weights)
+                               [p for p in playbooks if p.signature.get("claims")], comm, weights, commands)
     claims: Dict[int, Claim] = {}
     for record in records:
         comm = record.comm or ""

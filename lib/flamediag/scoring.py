@@ -240,11 +240,15 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
 def _flat_note(match: Match) -> str:
     note = " (flat profile: no call chains, so ancestry is missing; counted by distinctive frames"
     if match.claimed:
+        own = sorted(name for name in match.claimed_by if ":" not in name)
+        beside = sorted(name.replace(":", "'s ", 1) for name in match.claimed_by if ":" in name)
         note += (f", plus {pct(match.claimed / match.busy)} in entries that name no path themselves (a spin "
                  f"lock, a page-table walk shared with mprotect, a softirq thread's helpers), attributed to "
                  f"this one because "
-                 f"{', '.join(sorted(match.claimed_by)[:4])} {'is' if len(match.claimed_by) == 1 else 'are'} "
+                 f"{', '.join(own[:4])} {'is' if len(own) == 1 else 'are'} "
                  f"listed for the same command")
+        if beside:
+            note += f", beside {', '.join(beside[:2])}"
         if match.rivals:
             note += f" (frames of {', '.join(sorted(match.rivals))} are listed too)"
     return note + ")"

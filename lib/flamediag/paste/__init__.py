@@ -46,6 +46,11 @@ ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ]
 ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?:\$\(|`)\s*(?:pgrep|pidof)\s+(?:-\S+\s+)*"
                       r"(?P<proc>[\w./:-]+)\s*(?:\)|`)"
                       r"|\bperf\s+report\b.*?\s(?:--comms?|-c)[= ]?(?P<comm>[A-Za-z_][\w./:-]*)(?=\s|$)")   # -c: perf top/record's count
+# `top`'s task table (procps: PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND) and its rows; a
+# kernel thread has no user memory, so its VIRT, RES and SHR are all 0.
+TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
+TOP_ROW = re.compile(r"^\s*\d+\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
+                     r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -144,8 +149,11 @@ def read_paste(text: str) -> PasteResult:
         covered = set(section_lines)
         for block in blocks:
             covered.update(range(block.start, block.end))
+    thread = _busy_kernel_thread(lines)
     for block in blocks:
         _look_above(block, lines)
+        if thread is not None:
+            _kernel_entries_of(block, thread)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     return _result(blocks, sections, skipped)
 
@@ -194,6 +202,62 @@ def read_evidence(text: str) -> Dict[str, str]:
     """Only the metric evidence of a paste (mpstat, vmstat, numactl, sysctl, THP ... sections),
     unwrapped as read_paste() does: for `flamediag facts`, which needs no stacks."""
     return find_sections(unwrap(text))[0]
+
+
+def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
+    """The kernel thread a pasted `top` task table shows doing nearly all of the CPU work: a row with
+    VIRT, RES and SHR 0 (no user memory: a kernel thread) at half a CPU or more, holding at least
+    80 % of the %CPU of the rows listed. None when there is no table or the work is shared.
+
+    >>> _busy_kernel_thread(["    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
+    ...     "     92 root      20   0       0      0      0 R 100.0   0.0 614:12.30 kswapd0",
+    ...     "   3011 me        20   0 3871220 412300 133104 S   6.3   0.6  41:02.11 firefox"])
+    'kswapd0'
+    >>> _busy_kernel_thread(["> PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+", "COMMAND",
+    ...     ">     114 root 20 0 0 0 0 R 97.0 0.0 61:02.11", "kworker/0:2+events", "> 612 me 20 0 400m 40m 9m S 3.1 0.5 1:02.00 Xorg"])
+    'kworker/0:2+events'
+    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    ...     " 2181 root  0 -20 0 0 0 S 38.9 0.0 61:12.44 z_rd_int_1", " 2180 root  0 -20 0 0 0 S 37.6 0.0 60:55.02 z_rd_int_0"])
+    """
+    rows: List[Tuple[str, float, bool]] = []
+    in_table = False
+    texts = [line.strip().lstrip(">| ").strip() for line in lines]
+    for index, text in enumerate(texts):
+        if TOP_TABLE.match(text):
+            in_table = True
+            continue
+        if in_table and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
+            continue              # the tail of a row or header that a mail client wrapped (see below)
+        match = TOP_ROW.match(text) if in_table else None
+        if match is None:
+            in_table = False
+            continue
+        comm = match["comm"]
+        if comm is None:          # wrapped at 72 columns: the command went to the next line, alone
+            tail = texts[index + 1] if index + 1 < len(texts) else ""
+            if not tail or " " in tail or TOP_ROW.match(tail):
+                continue
+            comm = tail
+        kernel = match["virt"] == match["res"] == match["shr"] == "0"
+        rows.append((comm, float(match["cpu"].replace(",", ".")), kernel))
+    total = sum(cpu for _, cpu, _ in rows)
+    busiest = max(rows, key=lambda row: row[1], default=None)
+    if busiest is None or not busiest[2] or busiest[1] < 50 or busiest[1] < 0.8 * total:
+        return None
+    return busiest[0]
+
+
+def _kernel_entries_of(block: Block, thread: str) -> None:
+    """A listing without a command column, beside a `top` table where one kernel thread does the
+    work: the kernel entries are that thread's (user-space entries are some process's, never a
+    kernel thread's), as a `perf top -p $(pgrep kswapd0)` command line would say."""
+    kernel = [bool(frames) and frames[-1].kind == "kernel" for frames, *_ in block.stacks]
+    if not any(kernel) or any(comm for (_, _, comm, _, _), k in zip(block.stacks, kernel) if k):
+        return
+    block.stacks = [(f, w, thread if k else comm, cpu, ctx)
+                    for (f, w, comm, cpu, ctx), k in zip(block.stacks, kernel)]
+    block.notes.append(f"kernel entries without a command are {thread}'s (the pasted top shows it doing "
+                       f"the CPU work)")
 
 
 def _look_above(block: Block, lines: Sequence[str]) -> None:
