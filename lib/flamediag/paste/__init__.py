@@ -46,6 +46,10 @@ ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ]
 ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?:\$\(|`)\s*(?:pgrep|pidof)\s+(?:-\S+\s+)*"
                       r"(?P<proc>[\w./:-]+)\s*(?:\)|`)"
                       r"|\bperf\s+report\b.*?\s(?:--comms?|-c)[= ]?(?P<comm>[A-Za-z_][\w./:-]*)(?=\s|$)")   # -c: perf top/record's count
+# `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
+# `top` row above (PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND) (rule H4).
+ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
+TOP_ROW = r"^\s*{pid}\s+\S+\s+(?:-?\d+|rt)\s+-?\d+\s+\S+\s+\S+\s+\S+\s+[RSDZTIt]\s+[\d.,]+\s+[\d.,]+\s+[\d:.]+\s+(?P<cmd>\S+)\s*$"
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -200,6 +204,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
+    pid = next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+    if task is None and pid is not None:
+        row = re.compile(TOP_ROW.format(pid=pid))
+        task = next((m["cmd"] for m in map(row.match, reversed(lines[:block.start])) if m), None)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         through: Dict[Tuple[str, str], float] = {}
