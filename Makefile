@@ -123,3 +123,5 @@ accuracy: venv
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-new | tail -n 1 | sed 's/^/probe set 4.9-6.x with evidence: /'
 	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-d | tail -n 1 | sed 's/^/probe set D (non-x86, virtualised, non-perf tools): /'
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-d | tail -n 1 | sed 's/^/probe set D with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-h | tail -n 1 | sed 's/^/probe set H (mailing-list threads, 2.6.21-4.6): /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-h | tail -n 1 | sed 's/^/probe set H with evidence: /'

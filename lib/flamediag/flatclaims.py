@@ -57,7 +57,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from .kernelnames import normalize
+from .kernelnames import identity
 from .playbooks import Playbook
 from .profile import Profile, is_idle
 
@@ -89,7 +89,7 @@ def _by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, floa
     commands: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for record in records:
         if record.frames and not is_idle(record):
-            names = {normalize(f.name) for f in record.frames} if whole_stacks else {normalize(record.frames[-1].name)}
+            names = {identity(f.name) for f in record.frames} if whole_stacks else {identity(record.frames[-1].name)}
             for name in names:
                 commands[record.comm or ""][name] += record.weight
     return commands
@@ -206,7 +206,7 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
         comm = record.comm or ""
         if not owners.get(comm) or not record.frames or is_idle(record):
             continue
-        claim = _claim(owners[comm], normalize(record.frames[-1].name), bool(SINGLE_PURPOSE.match(comm)))
+        claim = _claim(owners[comm], identity(record.frames[-1].name), bool(SINGLE_PURPOSE.match(comm)))
         if claim is not None:
             claims[id(record)] = claim
     return claims

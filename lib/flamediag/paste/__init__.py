@@ -49,8 +49,11 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 # `top`'s task table (procps: PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND) and its rows; a
 # kernel thread has no user memory, so its VIRT, RES and SHR are all 0.
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
-TOP_ROW = re.compile(r"^\s*\d+\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
+TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
+# `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
+# `top` row above (rule H4).
+ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -270,6 +273,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
+    pid = next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+    if task is None and pid is not None:
+        task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
+                     if m and m["pid"] == pid and m["comm"]), None)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         through: Dict[Tuple[str, str], float] = {}

@@ -20,6 +20,10 @@ percentage, and the symbol's DSO after it (2.6.31: the RIP before a kernel-only 
                  3950.00  2.7% SpinPause                     /usr/java/jdk1.6.0_31/jre/lib/amd64/server/libjvm.so
                  1286.00 - 11.1% - ffffffff8100c6f6 : native_safe_halt
 
+and without `-v` the 2.6.31 tool prints no RIP, only the colon (`samples    pcnt   kernel function`):
+
+                41201.00 - 27.1% : dst_destroy
+
 Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
 (a `CPU` column gives stacks their CPU; without a header, a zero-padded number such as `002`
 is the CPU key and a lone word before `[k]` that is no DSO is the command), banners `# Samples: 2K of event`, `Samples: 621K of
@@ -75,7 +79,7 @@ COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
 OLD_TOP_COLUMNS = re.compile(r"^\s*samples\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
 OLD_TOP_RULE = re.compile(r"^\s*_+(?:\s+_+)+\s*$")
-OLD_TOP_ROW = re.compile(rf"^\s*\d+(?:\.\d+)?\s+(?:-\s+)?(?P<pct>{PCT})%\s+(?:-\s+)?(?:[0-9a-f]{{8,16}}\s+:\s+)?"
+OLD_TOP_ROW = re.compile(rf"^\s*\d+(?:\.\d+)?\s+(?:-\s+)?(?P<pct>{PCT})%\s+(?:-\s+)?(?:[0-9a-f]{{8,16}}\s+:\s+|:\s+)?"
                          r"(?P<rest>\S.*?)\s*$")
 USER_BRACKETS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[unknown]")
 BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
