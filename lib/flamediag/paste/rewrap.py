@@ -101,6 +101,11 @@ def rejoin(lines: List[str], hard_cut: bool = True) -> List[str]:
     return out
 
 
+def looks_cut(lines: List[str]) -> bool:
+    """Whether `rejoin` takes the paste for one cut at a fixed width (so `hard_cut` matters)."""
+    return bool(_hard_width(lines))
+
+
 def _hard_width(lines: List[str]) -> int:
     """The width a paste was cut at (`fold -w 80`, a web archive's fixed columns): several
     lines exactly as long as the longest one, each followed by more text. 0 when not cut."""

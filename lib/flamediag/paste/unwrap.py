@@ -28,7 +28,7 @@ import textwrap
 import re
 from typing import Iterator, List, Tuple
 
-from .rewrap import rejoin, rejoin_words
+from .rewrap import looks_cut, rejoin, rejoin_words
 
 _HTML_HINT = re.compile(r"<br\s*/?>|</?(?:pre|code|p|div|span|tt)\b|&(?:lt|gt|amp|nbsp|quot|#\d+);", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?>|</?(?:p|div)(?:\s[^<>]*)?>", re.I)
@@ -66,10 +66,13 @@ def layouts(text: str) -> Iterator[Tuple[str, List[str]]]:
     `word-joined`, words a mail client wrapped joined back, then dedented (instead of a
     fixed-width cut: a padded table has many lines exactly as wide as the widest, like a cut
     paste). `paste.read_paste` diagnoses the one its readers understand best."""
-    first = unwrap(text)
+    plain = _unquote(text)
+    first = [line.rstrip() for line in rejoin(plain)]
     yield "as pasted", first
-    yield "dedented", unwrap("\n".join(dedent_embedded(unwrap(textwrap.dedent(text)))))
-    yield "word-joined", dedent_embedded(rejoin_words([line.rstrip() for line in rejoin(_unquote(text), hard_cut=False)]))
+    flush = textwrap.dedent(text)
+    yield "dedented", unwrap("\n".join(dedent_embedded(first if flush == text else unwrap(flush))))
+    soft = [line.rstrip() for line in rejoin(plain, hard_cut=False)] if looks_cut(plain) else first
+    yield "word-joined", dedent_embedded(rejoin_words(soft))
 
 
 def _unquote(text: str) -> List[str]:
