@@ -172,6 +172,31 @@ def test_a_one_process_command_line_names_the_command_of_its_samples():
         assert {r.comm for r in read_paste(other + rows).profile} == {""}     # a pid or a count names nothing
 
 
+KSWAPD_TOP = ("    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+              "     98 root      20   0       0      0      0 R  99.7   0.0 912:40.12 kswapd0\n"
+              "   4410 mysql     20   0   31.2g  20.1g  14232 S   4.3  64.0 300:11.02 mysqld\n\n")
+CHILDREN_ROWS = ("  Children      Self  Shared Object        Symbol\n"
+                 "+   93.10%     0.00%  [kernel]             [k] kswapd\n"
+                 "+   60.20%     0.10%  [kernel]             [k] shrink_slab\n"
+                 "+   58.00%    57.10%  [kernel]             [k] _raw_spin_lock\n"
+                 "+    4.30%     3.90%  mysqld               [.] buf_page_get_gen\n")
+
+
+@pytest.mark.parametrize("above", [KSWAPD_TOP, "$ sudo perf top --children -p $(pgrep kswapd0)\n"])
+def test_a_named_commandless_listing_keeps_its_children_totals_with_its_samples(above):
+    """Rules I2 and 303 (probe cases 1124 and 303) name a commandless listing's entries; the
+    --children totals of those entries take the same name (rule T4 weighs a comm-bound path by
+    them per command: left commandless, kswapd's 93 % counted for nobody)."""
+    result = read_paste(above + CHILDREN_ROWS)
+    comms = {comm for comm, _ in result.profile.through}
+    kswapd = {sym for comm, sym in result.profile.through if comm == "kswapd0"}
+    assert {"kswapd", "shrink_slab", "_raw_spin_lock"} <= kswapd
+    if above is KSWAPD_TOP:                     # a busy kernel thread owns the kernel entries only
+        assert ("", "buf_page_get_gen") in result.profile.through and comms == {"kswapd0", ""}
+    else:                                       # a one-process command line owns them all
+        assert comms == {"kswapd0"}
+
+
 def test_old_events_banner_gives_the_sample_count():
     result = paste("hand-perf2632-report-fractal-zone-reclaim.txt")    # "# Events: 48K cycles"
     assert any("48000 samples" in note for note in result.notes)

@@ -257,10 +257,28 @@ def _kernel_entries_of(block: Block, thread: str) -> None:
     kernel = [bool(frames) and frames[-1].kind == "kernel" for frames, *_ in block.stacks]
     if not any(kernel) or any(comm for (_, _, comm, _, _), k in zip(block.stacks, kernel) if k):
         return
-    block.stacks = [(f, w, thread if k else comm, cpu, ctx)
-                    for (f, w, comm, cpu, ctx), k in zip(block.stacks, kernel)]
+    _name_commandless(block, thread, kernel_only=True)
     block.notes.append(f"kernel entries without a command are {thread}'s (the pasted top shows it doing "
                        f"the CPU work)")
+
+
+def _name_commandless(block: Block, name: str, kernel_only: bool = False) -> None:
+    """Give the block's commandless entries a command: their stacks and their `--children` totals
+    (Block.through), so that a total and the samples it holds count for the same command. With
+    kernel_only, user-space entries (a stack with a user leaf, a total of a symbol listed as user)
+    keep no command."""
+    user = {frames[-1].name for frames, *_ in block.stacks if frames and frames[-1].kind == "user"}
+
+    def takes_stack(frames, comm) -> bool:
+        return not comm and (not kernel_only or (bool(frames) and frames[-1].kind == "kernel"))
+
+    block.stacks = [(f, w, name if takes_stack(f, comm) else comm, cpu, ctx)
+                    for f, w, comm, cpu, ctx in block.stacks]
+    through: Dict[Tuple[str, str], float] = {}
+    for (comm, sym), weight in block.through.items():
+        key = (name if not comm and not (kernel_only and sym in user) else comm, sym)
+        through[key] = max(through.get(key, 0.0), weight)
+    block.through = through
 
 
 def _look_above(block: Block, lines: Sequence[str]) -> None:
@@ -278,11 +296,7 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
                      if m and m["pid"] == pid and m["comm"]), None)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
-        block.stacks = [(f, w, comm or task, cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
-        through: Dict[Tuple[str, str], float] = {}
-        for (comm, sym), weight in block.through.items():
-            through[(comm or task, sym)] = max(through.get((comm or task, sym), 0.0), weight)
-        block.through = through
+        _name_commandless(block, task)
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
     if block.fmt not in WEIGHTED:
         return
