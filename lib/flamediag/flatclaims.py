@@ -29,7 +29,9 @@ Rules, per command (all entries when the paste has no command column):
   whose frames weigh most in it (NET_RX frames -> nic-softirq, rcu_do_batch -> rcu-callback-flood);
   a kernel worker (`kworker/N:M`, 2.6.32's `events/N`) likewise runs work items and nothing else, so
   once a workqueue frame is listed for it, its unnamed entries (the work function's helpers, a
-  driver's port reads) are the work's (kworker-storm, or the playbook a work function names).
+  driver's port reads) are the work's (kworker-storm, or the playbook a work function names); a
+  `--no-children` listing never shows the workqueue frames (they have no self time), so when a
+  kworker's entries identify nothing, its name stands for them (rule J3).
 
 The same holds for the rows of a call-graph paste that came without any call chain (`--children`
 TUI screens with one entry open and the rest folded, `+`): they are a flat listing beside the graphs
@@ -64,6 +66,8 @@ from .profile import Profile, is_idle
 
 # Threads that run one kind of work and nothing else: softirq handlers, workqueue items.
 SINGLE_PURPOSE = re.compile(r"^(?:ksoftirqd/\d+|kworker/[\w:+-]+|events/\d+)$")
+WORKER = re.compile(r"^(?:kworker/[\w:+-]+|events/\d+)$")
+WORKER_LOOP = ("worker_thread", "process_one_work")
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,14 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
         if by and not _excluded(playbook, listed):
             extra, beside = _beside(playbook, comm, commands or {})
             found.append((weight + extra, by + beside, playbook))
+    if not found and WORKER.match(comm):
+        # a kernel worker runs worker_thread -> process_one_work and nothing else, frames with no
+        # self time that a `--no-children` listing never shows: its name stands for them
+        implied = {name: 0.0 for name in WORKER_LOOP}
+        for playbook in (p for p in playbooks if _runs_as(p, comm)):
+            weight, by = _identifiers(playbook, implied)
+            if by and not _excluded(playbook, listed):
+                found.append((0.0, (f"{comm}:{by[0]}",), playbook))
     return sorted(found, key=lambda item: (-item[0], item[2].id))
 
 
