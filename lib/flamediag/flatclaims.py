@@ -135,6 +135,29 @@ def _beside(playbook: Playbook, comm: str, commands: Dict[str, Dict[str, float]]
     return weight, tuple(seen)
 
 
+THREAD_NAME = "thread="
+# A kernel worker's loop: what its name stands for in a flat listing (rule L6)
+WORKER = re.compile(r"^(?:kworker/|events/)")
+WORKER_LOOP = frozenset({"worker_thread", "process_one_work", "run_workqueue"})
+
+
+def _named_thread(playbook: Playbook, comm: str) -> bool:
+    """A kernel worker (`kworker/N:M`, 6.x's `kworker/u32:3+events_unbound` cut to 15 characters)
+    runs its loop (`worker_thread` -> `process_one_work`) and nothing else, so for a playbook that
+    lists that loop among its companions (kworker-storm) the name identifies the path as the loop
+    frames would: a flat listing shows them only by their self time, which is nil (rule L6). Weighs
+    nothing, so a work function another playbook names still wins.
+
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> kw = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]", "patterns: [[lock]]\\n"
+    ...     "  companions: [process_one_work]"), "demo.md")
+    >>> _named_thread(kw, "kworker/u32:3+e"), _named_thread(kw, "nginx")
+    (True, False)
+    """
+    companions = _names(playbook, playbook.signature.get("companions") or [])
+    return bool(WORKER.match(comm)) and not companions.isdisjoint(WORKER_LOOP)
+
+
 def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
             commands: Optional[Dict[str, Dict[str, float]]] = None) -> List[Owner]:
     """Playbooks identified in one command's entries, heaviest identification first; a path the
@@ -143,6 +166,8 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
     found = []
     for playbook in (p for p in playbooks if _runs_as(p, comm)):
         weight, by = _identifiers(playbook, weights)
+        if not by and _named_thread(playbook, comm):
+            by = (THREAD_NAME + comm,)   # the thread's name stands for its loop frames (rule L6)
         if by and not _excluded(playbook, listed):
             extra, beside = _beside(playbook, comm, commands or {})
             found.append((weight + extra, by + beside, playbook))

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .flatclaims import THREAD_NAME
 from .match import Match, concentration
 from .text import pct, pct_whole
 
@@ -240,13 +241,15 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
 def _flat_note(match: Match) -> str:
     note = " (flat profile: no call chains, so ancestry is missing; counted by distinctive frames"
     if match.claimed:
-        own = sorted(name for name in match.claimed_by if ":" not in name)
-        beside = sorted(name.replace(":", "'s ", 1) for name in match.claimed_by if ":" in name)
+        threads = sorted(name[len(THREAD_NAME):] for name in match.claimed_by if name.startswith(THREAD_NAME))
+        own = sorted(name for name in match.claimed_by if ":" not in name and not name.startswith(THREAD_NAME))
+        beside = sorted(name.replace(":", "'s ", 1) for name in match.claimed_by
+                        if ":" in name and not name.startswith(THREAD_NAME))
         note += (f", plus {pct(match.claimed / match.busy)} in entries that name no path themselves (a spin "
                  f"lock, a page-table walk shared with mprotect, a softirq thread's helpers), attributed to "
                  f"this one because "
-                 f"{', '.join(own[:4])} {'is' if len(own) == 1 else 'are'} "
-                 f"listed for the same command")
+                 + (f"{', '.join(own[:4])} {'is' if len(own) == 1 else 'are'} listed for the same command"
+                    if own else f"{', '.join(threads[:2])} runs this path's loop and nothing else"))
         if beside:
             note += f", beside {', '.join(beside[:2])}"
         if match.rivals:
