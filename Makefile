@@ -125,3 +125,5 @@ accuracy: venv
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-d | tail -n 1 | sed 's/^/probe set D with evidence: /'
 	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-h | tail -n 1 | sed 's/^/probe set H (mailing-list threads, 2.6.21-4.6): /'
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-h | tail -n 1 | sed 's/^/probe set H with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-l | tail -n 1 | sed 's/^/probe set L (kernels 6.1-6.16): /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-l | tail -n 1 | sed 's/^/probe set L with evidence: /'

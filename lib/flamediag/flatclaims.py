@@ -67,7 +67,7 @@ from .profile import Profile, is_idle
 # Threads that run one kind of work and nothing else: softirq handlers, workqueue items.
 SINGLE_PURPOSE = re.compile(r"^(?:ksoftirqd/\d+|kworker/[\w:+-]+|events/\d+)$")
 WORKER = re.compile(r"^(?:kworker/[\w:+-]+|events/\d+)$")
-WORKER_LOOP = ("worker_thread", "process_one_work")
+WORKER_LOOP = ("worker_thread", "process_one_work", "run_workqueue")     # run_workqueue: 2.6.x
 
 
 @dataclass(frozen=True)

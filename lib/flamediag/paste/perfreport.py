@@ -87,6 +87,9 @@ ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
 TUI = re.compile(rf"^(\s*)([-+])\s+(?:({PCT})%\s+)?(\S.*)$")
 TUI_LEAF = re.compile(rf"^(\s+)({PCT})%\s(\S.*)$")
 FOLDED_CHAIN = re.compile(rf"^({PCT})%\s+([^\s;]+(?:;[^\s;]+)*)$")   # `-g folded`: `22.23% a;b;c` under the entry
+# ...also indented under its entry (a leading space, a code block, a quote's padding): then a chain of two
+# frames or more, so that `   1.60% name` stays a TUI leaf branch (rule L4)
+FOLDED_CHAIN_INDENTED = re.compile(rf"^\s+({PCT})%\s+([^\s;]+(?:;[^\s;]+)+)$")
 RAILS_ONLY = re.compile(r"^[\s|]*$")
 SYMBOL = re.compile(r"^[\x21-\x7e][\x20-\x7e]*$")   # printable ASCII: prose in other scripts never passes
 NO_FRAME = ("(nil)",)
@@ -304,7 +307,7 @@ def _fragment_starts(lines: Sequence[str], index: int) -> bool:
     """A call graph pasted without its entry line: a branch, rails right above one, or the
     `-g folded` chains alone (`22.23% a;b;c`, e.g. grepped out of the report)."""
     line = lines[index]
-    if ";" in line and FOLDED_CHAIN.match(line):
+    if ";" in line and (FOLDED_CHAIN.match(line) or FOLDED_CHAIN_INDENTED.match(line)):
         return True
     if "%--" in line and BRANCH.search(line) and RAILS_ONLY.match(line[:BRANCH.search(line).start()]):
         return True
@@ -333,7 +336,7 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
             return _open_branch(stack, rail, number(pct), name, fold=tui[2])
         _pop_to(stack, rail)
         return _append(stack, name, fold=tui[2])
-    folded = FOLDED_CHAIN.match(line)
+    folded = FOLDED_CHAIN.match(line) or (";" in line and FOLDED_CHAIN_INDENTED.match(line))
     if folded:
         del stack[1:]
         chain = Chain(rail=0, pct=number(folded[1]), parent=stack[0])

@@ -150,7 +150,10 @@ def _join(out: List[str], tail: str) -> Optional[str]:
     if _TAIL_BRANCH.match(tail) and _RAILS.match(head):
         return _place_branch(out, tail)
     if _RAILS.match(head) and stripped.endswith("|") and _WORD_TAIL.match(tail.rstrip()):
-        return stripped.ljust(len(stripped) - 1 + _GRAPH_CHAIN_COLUMN) + tail.rstrip()
+        column = _chain_column(out[-2]) if len(out) >= 2 else 0
+        if column < len(stripped) + 1:
+            column = len(stripped) - 1 + _GRAPH_CHAIN_COLUMN
+        return stripped.ljust(column) + tail.rstrip()
     if (_LOCK_ROW_HEAD.match(stripped) and _LOCK_CALLER.match(tail.rstrip())) or \
             (_LOCK_HEADER_HEAD.match(stripped) and _WORD_TAIL.match(tail.rstrip())):
         return stripped + "   " + tail.rstrip()
@@ -174,6 +177,25 @@ def _join(out: List[str], tail: str) -> Optional[str]:
     if _HEADER_HEAD.match(stripped) and _HEADER_TAIL.match(tail):
         return head + tail if head.endswith(" ") else stripped + " " + tail
     return None
+
+
+_CHAIN_NAME = re.compile(r"^(?:[\s|]*(?:--" + PCT + r"--|---)|[\s|]*(?=[A-Za-z_]))")
+
+
+def _chain_column(line: str) -> int:
+    """The column where a graph line's name starts (a branch `--N%--name`, a root `---name`, a
+    continuation below them); 0 when the line names nothing. A name a mail client carried over
+    from under a line of rails continues the chain printed just above it, so it goes back to that
+    chain's column (rule L5; realworld-probe-l case 1194): `|` and its padding alone on the head line
+    do not say how deep it was.
+
+    >>> _chain_column("   |          --46.88%--native_flush_tlb_multi"), _chain_column("   |   |")
+    (24, 0)
+    """
+    match = _CHAIN_NAME.match(line)
+    if not match or not re.match(r"[A-Za-z_]", line[match.end():]):
+        return 0
+    return match.end()
 
 
 def _place_branch(out: List[str], tail: str) -> str:
