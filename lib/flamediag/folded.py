@@ -125,6 +125,11 @@ def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:
 _TABLE_ROW = re.compile(rb"^[^;\s]+\s+\d+\s+\d+(?:\.\d+)?\s*$")
 
 
+def _numbered_row(stack: bytes) -> bool:
+    """A one-frame stack (no `;`) with a bare number among its words is a table row, not a frame."""
+    return b";" not in stack and any(word.isdigit() for word in stack.split())
+
+
 def is_folded(sample: bytes) -> bool:
     """Content sniffing: most non-comment lines are `frame;frame count`.
 
@@ -138,11 +143,19 @@ def is_folded(sample: bytes) -> bool:
 
     >>> is_folded(b"net_rx   0   9311247\\ntimer    3   3241\\n")
     False
+
+    Nor is a one-frame "stack" that holds a number column of its own: readprofile's `ticks name
+    load` rows mail-quoted (`>  14102 isolate_pages_global   38.3207`) end in a number too (rule K5,
+    realworld-probe-k case 1171):
+
+    >>> is_folded(b">  48817 total   0.0197\\n>  14102 isolate_pages_global   38.3207\\n")
+    False
     """
     lines = [l for l in sample.split(b"\n")[:200] if l.strip() and not l.startswith(b"#")]
     if len(sample) >= 1 << 16 and lines and not sample.endswith(b"\n"):
         lines = lines[:-1]  # last line may be cut by the sample window
     if not lines:
         return False
-    good = sum(1 for l in lines if parse_line(l) and not l[:1].isspace() and b"\t" not in l and not _TABLE_ROW.match(l))
+    good = sum(1 for l in lines if parse_line(l) and not l[:1].isspace() and b"\t" not in l and not _TABLE_ROW.match(l)
+               and not _numbered_row(parse_line(l)[0]))
     return good >= max(1, int(len(lines) * 0.9))

@@ -31,13 +31,27 @@ def normalize(name: str) -> str:
     return _SUFFIX.sub("", name)
 
 
+# 2.6.9-2.6.18 (i386, x86_64): the contended loop of a spin lock taken inline is compiled out of line
+# into a section named after its source file, `.text.lock.<file>` (`.text.lock.kernel_lock`: the big
+# kernel lock, lib/kernel_lock.c; `.text.lock.sched`: a runqueue lock). It is a spin-lock spin whatever
+# the file: the ones a playbook knows by name stay themselves (futex-contention owns futex.c's hash-bucket
+# lock), every other one compares as the generic out-of-line spin `.text.lock.spinlock` (rule K1).
+TEXT_LOCK = ".text.lock."
+TEXT_LOCK_NAMED = frozenset({".text.lock.spinlock", ".text.lock.futex"})
+
+
 def identity(name: str) -> str:
-    """The name signatures compare: normalize(), and the 2.6.32-4.16 `SyS_` wrapper is its `sys_` call.
+    """The name signatures compare: normalize(), the 2.6.32-4.16 `SyS_` wrapper is its `sys_` call,
+    and a 2.6.9-2.6.18 out-of-line lock section no playbook names is the generic spin-lock spin.
 
     >>> identity("SyS_mprotect+0x1a/0x40"), identity("sys_futex"), identity("__x64_sys_futex")
     ('sys_mprotect', 'sys_futex', '__x64_sys_futex')
+    >>> identity(".text.lock.kernel_lock"), identity(".text.lock.futex"), identity(".text.lock.spinlock+0x4")
+    ('.text.lock.spinlock', '.text.lock.futex', '.text.lock.spinlock')
     """
     name = normalize(name)
+    if name.startswith(TEXT_LOCK) and name not in TEXT_LOCK_NAMED:
+        return ".text.lock.spinlock"
     return "sys_" + name[4:] if name.startswith("SyS_") else name
 
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .flatclaims import Claim, flat_claims, unlisted_busy
-from .kernelnames import identity, normalize
+from .kernelnames import TEXT_LOCK, identity, normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, command_of, is_idle
 
@@ -264,6 +264,16 @@ def _with_sets(busy) -> _Busy:
     return busy if isinstance(busy, _Busy) else _Busy(busy)
 
 
+TEXT_LOCK_SPIN = TEXT_LOCK + "spinlock"
+
+
+def _text_lock_shown(record: StackRecord, names: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The names of a matched stack as the report shows them: a `.text.lock.<file>` section compared
+    as the generic spin (kernelnames.identity, rule K1) keeps its file, which says whose lock it is."""
+    return tuple(normalize(frame.name) if name == TEXT_LOCK_SPIN else name
+                 for frame, name in zip(record.frames, names))
+
+
 def _claimed_hit(result: Match, claim: Claim, names: Sequence[str], weight: float):
     """A flat leaf a playbook claimed counts only for its claimants (flatclaims.py)."""
     if result.playbook.id not in claim.playbooks:
@@ -303,6 +313,11 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None)
         result.matched += record.weight
         by_comm[record.comm or ""] += record.weight
         result.strong += record.weight if strong else 0
+        if TEXT_LOCK_SPIN in names:              # rule K1: report the section's own name
+            shown = _text_lock_shown(record, names)
+            if shown != names:
+                found = {n for n in found if n != TEXT_LOCK_SPIN} | {n for n in shown if n.startswith(TEXT_LOCK)}
+                names = shown
         result.frames.update(found)
         if record.cpu is not None:
             result.cpus[record.cpu] += record.weight

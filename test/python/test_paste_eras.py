@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
 
+from flamediag.errors import UserError  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
 from flamediag.paste.oprofile import is_kernel_image  # noqa: E402
 from paste_helpers import ordered, paste, read_in_subprocess  # noqa: E402
@@ -101,6 +102,51 @@ def test_opreport_callgraph_splits_a_function_over_its_callers():
     assert stacks[("zone_reclaim", ".text.lock.spinlock")] == pytest.approx(spin * 393012 / (812345 + 393012))
     assert stacks[("zone_reclaim", "shrink_zone")] == 402345            # [self] and callees add nothing
     assert not result.profile.ancestry                                  # one level of callers is no chain
+
+
+def test_opreport_callgraph_right_aligned_counts_function_is_the_row_shifted_least_rule_k3():
+    """Rule K3 (realworld-probe-k case 1167): a retyped `opreport -c` with right-aligned counts
+    indents every row; the function of a block is the row whose percentage ends leftmost."""
+    result = paste("hand-opreport-c-right-aligned-counts-shrink-active-list-direct-reclaim.txt")
+    stacks = {r.names(): r.weight for r in result.profile}
+    assert stacks[("shrink_active_list", "page_referenced_one")] == 1320875
+    assert stacks[("shrink_zone", "shrink_active_list")] == 655210
+    assert stacks[("try_to_free_pages", "shrink_zone")] == 512291
+    assert stacks[("__alloc_pages", "try_to_free_pages")] == 301122
+
+
+def test_text_lock_section_of_any_file_is_a_spin_lock_spin_rule_k1():
+    """Rule K1 (realworld-probe-k case 1173): `.text.lock.<file>` is the out-of-line spin of a lock
+    taken inline in <file>.c; the report keeps its name, signatures read it as the generic spin."""
+    from flamediag.kernelnames import identity
+    result = paste("hand-opreport-l-rhel5-text-lock-kernel-lock-bkl-fcntl-spinlock.txt")
+    assert by_leaf(result)[".text.lock.kernel_lock"] == 602113
+    assert identity(".text.lock.kernel_lock") == ".text.lock.spinlock"
+    assert identity(".text.lock.futex") == ".text.lock.futex"          # futex-contention names it
+
+
+def test_sysstat7_mpstat_user_header_is_mpstat_rule_k2():
+    """Rule K2 (realworld-probe-k case 1169): sysstat 5-8 head the user column `%user`."""
+    from flamediag.facts import build_facts_from_sections
+    result = paste("hand-mpstat-sysstat7-user-header-opreport-e1000-one-cpu-nic-softirq.txt")
+    assert "mpstat" in result.sections
+    facts = build_facts_from_sections(result.sections)
+    assert facts.get("mpstat.soft_pct.max") == pytest.approx(87.0)
+
+
+def test_systemtap_timer_profile_counts_are_samples_only_below_a_sampling_probe_rule_k4():
+    """Rule K4 (realworld-probe-k case 1168): `function count` rows below a stap command that
+    probes timer.profile are a flat profile; below a call-counting script they are not CPU time."""
+    result = paste("hand-systemtap-timer-profile-probefunc-counts-read-hpet-slow-clocksource.txt")
+    assert result.formats == ["systemtap-profile"]
+    leaves = by_leaf(result)
+    assert leaves["read_hpet"] == 38110 and leaves["_spin_lock"] == 601
+    assert all(r.frames[-1].kind == "kernel" for r in result.profile)          # `!user_mode()` samples
+    calls = ("# stap -e 'global c; probe kernel.function(\"vfs_*\") { c[probefunc()]++ }\n"
+             "    probe timer.s(5) { foreach (f in c- limit 3) printf(\"%-20s %d\\n\", f, c[f]); exit() }'\n"
+             "vfs_read             41872\nvfs_write             3391\nvfs_getattr           2210\n")
+    with pytest.raises(UserError):
+        read_paste(calls)
 
 
 def test_opcontrol_and_operf_lines_belong_to_the_report():

@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 
 from flamediag.cli import UserError  # noqa: E402
 from flamediag.paste import read_paste  # noqa: E402
+from flamediag.paste.rewrap import rejoin  # noqa: E402
 from paste_helpers import ordered, paste, read_in_subprocess  # noqa: E402
 
 REALWORLD = ROOT / "test" / "fixtures" / "realworld"
@@ -44,11 +45,38 @@ def leaf_weights(result) -> Counter:
     ("mail-wrapped-72-perf61-report-caller-futex.txt", "real-perf61-report-caller-futex.txt"),
     ("hard-wrapped-80-perf61-report-flat-children-futex.txt", "real-perf61-report-flat-children-futex.txt"),
     ("comma-decimals-perf61-report-flat-futex.txt", "real-perf61-report-flat-futex.txt"),
+    # rule K7 (realworld-probe-k case 1167): a quoted opreport -c whose dashed rules wrapped
+    ("mail-wrapped-72-quoted-opreport-c-rules-direct-reclaim.txt",
+     "hand-opreport-c-right-aligned-counts-shrink-active-list-direct-reclaim.txt"),
 ])
 def test_wrapped_or_quoted_output_reads_like_the_plain_one(wrapped, plain):
     got, want = paste(wrapped), paste(plain)
     assert got.formats == want.formats
     assert reading(got) == reading(want)
+
+
+def test_metric_table_is_taken_from_the_layout_that_reads_it_whole_rule_k6():
+    """Rule K6 (realworld-probe-k case 1169): the stacks keep the paste as pasted, the mpstat rows
+    a mail client cut in two are read from the layout with the words joined back."""
+    got = paste("mail-wrapped-72-quoted-mpstat-sysstat7-opreport-e1000-nic-softirq.txt")
+    want = paste("hand-mpstat-sysstat7-user-header-opreport-e1000-one-cpu-nic-softirq.txt")
+    assert reading(got) == reading(want)
+    assert "87.00" in got.sections["mpstat"] and "60118.00" in got.sections["mpstat"]
+
+
+def test_wrapped_register_dump_keeps_the_rip_leaf_on_its_trace_rule_k9():
+    """Rule K9 (realworld-probe-k case 1170): `knlGS:` and the task address of 2.6.x's `Process`
+    line, wrapped to column 0, end the register-dump lines above them; the trace goes on to its
+    Call Trace, so the RIP leaf stays on its stack."""
+    def stacks(result):
+        return Counter((record.names(), record.comm) for record in result.profile)
+    got = paste("mail-wrapped-72-soft-lockup-rhel6-register-dump-process-line-shrink-slab.txt")
+    want = paste("hand-soft-lockup-rhel6-register-dump-process-line-shrink-slab.txt")
+    assert stacks(got) == stacks(want) and len(stacks(want)) == 2
+    assert rejoin(["FS:  00007f2a7cb4f700(0000) GS:ffff880c3fc20000(0000)", "knlGS:0000000000000000"]) == \
+        ["FS:  00007f2a7cb4f700(0000) GS:ffff880c3fc20000(0000) knlGS:0000000000000000"]
+    assert rejoin(["Process java (pid: 30117, threadinfo ffff8806305d0000, task", "ffff880c2f2b2aa0)"]) == \
+        ["Process java (pid: 30117, threadinfo ffff8806305d0000, task ffff880c2f2b2aa0)"]
 
 
 def test_mail_wrapped_branches_go_back_under_their_parent():

@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines, "
+    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
@@ -110,6 +110,10 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(readprofile.read_readprofile)
     if systemtap.starts_systemtap(line):
         readers.append(systemtap.read_systemtap)
+    if systemtap.starts_profile_counts(line):
+        readers.append(systemtap.read_profile_counts)
+    if systemtap.starts_futexes(line):
+        readers.append(systemtap.read_futexes)
     return readers
 
 
@@ -140,8 +144,9 @@ def _blocks(lines: Sequence[str]) -> List[Block]:
 
 def read_paste(text: str) -> PasteResult:
     """Read every stack and evidence section in a pasted ticket; see the module docstring."""
-    lines, blocks = _read_lines(text)
+    lines, blocks, others = _read_lines(text)
     sections, section_lines = find_sections(lines)
+    _complete_sections(sections, others)
     if not any(b.stacks for b in blocks):
         fallback = lastresort.read_symbols(lines, set(section_lines))
         if fallback is None:
@@ -166,13 +171,36 @@ def _read_lines(text: str):
     candidates = layouts(text)
     _, best = next(candidates)
     blocks = _blocks(best)
+    seen = [best]
     for name, undone in candidates:
         if undone == best:
             continue
+        seen.append(undone)
         other = _blocks(undone)
         if _reads_better(name, (undone, other), (best, blocks)):
             best, blocks = undone, other
-    return best, blocks
+    return best, blocks, [lines for lines in seen if lines is not best]
+
+
+def _complete_sections(sections: Dict[str, str], others: Sequence[Sequence[str]]) -> None:
+    """The stacks choose the layout, and their listing may have survived a mail client that wrapped
+    the metric tables beside it (a sysstat 7 mpstat row with its intr/s column is ~95 columns): a
+    section that another layout of the paste reads with more of its text (its rows joined back to
+    the header they belong to) is taken from that layout (rule K6).
+
+    >>> sections = {"mpstat": "10:41:07     CPU   %user   %nice    %sys %iowait    %irq   %soft"}
+    >>> joined = ["10:41:07  CPU  %user  %nice  %sys %iowait  %irq  %soft %steal  %idle  intr/s",
+    ...           "10:41:08    0   0.00   0.00  2.00    0.00 11.00  87.00   0.00   0.00 60118.00"]
+    >>> _complete_sections(sections, [joined]); sections["mpstat"].count("87.00")
+    1
+    """
+    def weight(text: str) -> int:
+        return len("".join(text.split()))
+    for lines in others:
+        found, _ = find_sections(lines)
+        for name, text in found.items():
+            if name in sections and weight(text) > weight(sections[name]):
+                sections[name] = text
 
 
 def _reads_better(layout: str, reading, than) -> bool:

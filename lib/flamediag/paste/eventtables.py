@@ -71,6 +71,16 @@ The time of a system call is measured from its entry to its return: wall time, w
 calls that block (futex, epoll_wait, select, poll, nanosleep, read on a socket) is time spent
 asleep. Such a table is read and drawn, and never diagnosed as CPU time (`Block.not_cpu`, as for
 off-CPU stacks: offcpu.syscall_time_reason says why).
+
+System call count tables (SystemTap's topsys.stp, RHEL 5/6 "SystemTap Beginners Guide": the most
+frequent calls, refreshed every 5 s between dashed rules) hold no time at all: how often a call
+ran says nothing of what it cost. Read and drawn, never diagnosed (rule K8):
+
+    --------------------------------------------------------------
+                      SYSCALL      COUNT
+                         read     412033
+                        lseek     388120
+    --------------------------------------------------------------
 """
 from __future__ import annotations
 
@@ -109,7 +119,7 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
 
 def starts_event_table(line: str) -> bool:
     return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
-                or PERF_TRACE_HEADER.match(line)
+                or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line)
                 or (("irq_handler_e" in line or "softirq_e" in line) and IRQ_EVENT.match(line)))
 
 
@@ -119,6 +129,8 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return read_bcc_table(lines, start, *_bcc_window(lines, start))
     if SYSDIG_HEADER.match(line) or PERF_TRACE_HEADER.match(line):
         return _read_syscalls(lines, start)
+    if TOPSYS_HEADER.match(line):
+        return _read_syscall_counts(lines, start)
     return _read_irq_events(lines, start)
 
 
@@ -316,3 +328,33 @@ def _read_syscalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block.not_cpu = syscall_time_reason(rows.items(), "sysdig topscalls_time" if sysdig else "perf trace -s")
     return finish(block, start, index, f"read {'sysdig topscalls_time' if sysdig else 'perf trace -s'}: "
                   f"{plural(len(block.stacks), 'system call')} with their total time from entry to return")
+
+
+# --- system call count tables (SystemTap topsys.stp) -------------------------------------------------
+
+TOPSYS_HEADER = re.compile(r"^\s*SYSCALL\s+COUNT\s*$")
+TOPSYS_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<count>\d+)\s*$")
+TOPSYS_RULE = re.compile(r"^\s*-{10,}\s*$")
+
+
+def _read_syscall_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """topsys.stp's tables from `start` (a header), each refresh summed: call counts, no time."""
+    block = Block("systemtap-topsys", start, start, unit="events")
+    rows: Counter = Counter()
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = TOPSYS_ROW.match(line)
+        if found:
+            rows[found["name"]] += int(found["count"])
+        elif not (TOPSYS_HEADER.match(line) or TOPSYS_RULE.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    for name, count in rows.items():
+        if count > 0:
+            block.stacks.append(((Frame("do_syscall_64", "kernel"), Frame(f"sys_{name}", "kernel")), float(count),
+                                 "", None, None))
+    block.not_cpu = ("this table counts system calls (SystemTap topsys.stp): how often each call ran, not how "
+                     "long, so it holds no CPU time; not CPU samples")
+    return finish(block, start, index, f"read SystemTap topsys.stp: {plural(len(block.stacks), 'system call')} "
+                  "with their call counts")

@@ -208,7 +208,9 @@ def _rows(lines: Sequence[str], index: int, layout: _Layout) -> Tuple[List[_Row]
         elif ELISION.match(line) or DETAIL.match(line) or (rows and TRAILER.match(line)):
             pass
         elif not line.strip():
-            if rows:
+            # a blank line before a dashed rule is the quote marker of a `> -----...` line that a
+            # mail client wrapped (the rule is wider than the mail): the call graph goes on (rule K7)
+            if rows and not (index + 1 < len(lines) and RULE.match(lines[index + 1])):
                 break
         else:
             row = _parse_row(line, layout)
@@ -232,6 +234,8 @@ def _callgraph(rows: List[_Row]) -> List[Tuple[List[_Row], List[float]]]:
         members = [r for r in rows if r.group == group]
         at = next((i for i, r in enumerate(members) if not r.indent), None)
         if at is None:
+            at = _right_aligned_function(members)
+        if at is None:
             continue
         function = members[at]
         arcs = [c for c in members[:at] if c.symbol != function.symbol and c.counts[0] > 0]
@@ -241,6 +245,24 @@ def _callgraph(rows: List[_Row]) -> List[Tuple[List[_Row], List[float]]]:
         for caller in arcs:
             out.append(([caller, function], [c * caller.counts[0] / total for c in function.counts]))
     return out
+
+
+def _right_aligned_function(members: List[_Row]) -> Optional[int]:
+    """The function row of a call-graph block whose sample counts were right-aligned (a retyped or
+    reformatted `opreport -c`, as rule F1 reads `opreport -l`): every row is then indented, but the
+    callers and callees are still shifted right of their function as a whole, so the function is
+    the one row whose first percentage ends leftmost (rule K3).
+
+    >>> layout = _Layout(HEADER.match("samples  %  symbol name"), [], [])
+    >>> rows = [_parse_row(l, layout) for l in ["  1034418  100.000  page_referenced",
+    ...         " 803112  16.6664  page_referenced_anon", "  803112  100.000  page_referenced_anon [self]"]]
+    >>> _right_aligned_function(rows)
+    1
+    """
+    ends = sorted(r.pct_end for r in members)
+    if not ends or (len(ends) > 1 and ends[0] == ends[1]):
+        return None
+    return next(i for i, r in enumerate(members) if r.pct_end == ends[0])
 
 
 def _kind(row: _Row, layout: _Layout) -> str:

@@ -28,6 +28,8 @@ The rules (a wrapped tail always starts at column 0):
   Trace:`), followed by another whole record, was not cut.
 - syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
   that have it is the tail of the one above.
+- an x86_64 oops register dump (2.6.x-4.x): `knlGS:<hex>` alone ends the `FS: .. GS: ..` line,
+  and `<hex>)` alone ends 2.6.x's `Process comm (pid: N, threadinfo <hex>, task` line (rule K9).
 """
 from __future__ import annotations
 
@@ -65,6 +67,12 @@ _LOCK_ROW_HEAD = re.compile(r"^\s*\d+\s+" + r"\s+".join(_LOCK_TIME.format(n) for
 _LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
+# The register dump of an x86_64 oops / soft lockup: `FS:  00007f..(0000) GS:ffff88..(0000) knlGS:0000..`
+# and 2.6.x's `Process java (pid: 30117, threadinfo ffff88.., task ffff88..)`, cut before their last field.
+_FS_HEAD = re.compile(r"^\s*FS:\s+[0-9a-f]+\(\w+\)\s+GS:\s*[0-9a-f]+\(\w+\)$")
+_KNLGS_TAIL = re.compile(r"^knlGS:\s*[0-9a-f]+\s*$")
+_PROCESS_HEAD = re.compile(r"^\s*Process \S.* \(pid: \d+, (?:ti|threadinfo):?\s*[0-9a-f]+,? task:?$")
+_TASK_TAIL = re.compile(r"^[0-9a-f]{8,16}\)(?:\s*$|,)")
 # Whole records of a trace: a crash `bt` frame, a kernel frame with its offset and size, a row of
 # raw stack words (`ffff88043fc79a08 0000000000000082 ...`), the `Call Trace:` line, a traced event
 # (`<idle>-0  [000]  412.118201: irq_handler_entry: irq=47 name=tsc2007`: events of one kind print
@@ -169,6 +177,8 @@ def _join(out: List[str], tail: str) -> Optional[str]:
     if _MODULE_TAIL.match(tail) and _FRAME_END.search(stripped):
         return stripped + " " + tail
     if _CPU_LINE.search(stripped) and _RELEASE_TAIL.match(tail):
+        return stripped + " " + tail
+    if (_FS_HEAD.match(stripped) and _KNLGS_TAIL.match(tail)) or (_PROCESS_HEAD.match(stripped) and _TASK_TAIL.match(tail)):
         return stripped + " " + tail
     if stripped.endswith("]") and _MARK_END.search(stripped) and _WORD_TAIL.match(tail.rstrip()):
         return stripped + " " + tail

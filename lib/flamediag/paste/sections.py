@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Sequence, Set, Tuple
 
-MPSTAT_HEAD = re.compile(r"^\S+(?:\s+[AP]M)?\s+CPU\s+%usr\s+%nice\s+%sys")
+# sysstat 9+ heads the user column `%usr`; sysstat 5-8 (RHEL 4/5, SLES 10/11, Ubuntu <= 10.04) `%user` (rule K2)
+MPSTAT_HEAD = re.compile(r"^\S+(?:\s+[AP]M)?\s+CPU\s+%us(?:e)?r\s+%nice\s+%sys")
 MPSTAT_ROW = re.compile(r"^(?:\S+(?:\s+[AP]M)?|Average:)\s+(?:all|\d+)(?:\s+\d+[.,]\d+){5,}\s*$")
 SYSSTAT_BANNER = re.compile(r"^Linux \S+ \(.*\)\s+\S+\s+_\w+_\s+\(\d+ CPU\)")
 VMSTAT_HEAD = re.compile(r"^\s*-*procs-*\s+-+\s*memory|^\s*r\s+b\s+swpd\s+free")

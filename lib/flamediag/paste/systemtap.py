@@ -16,6 +16,26 @@ on a line of its own, after the stack (`print_stack(bt); printf("\\t%d\\n", @cou
 before it: when the first line is a count, counts precede their stacks; otherwise they follow.
 A stack without a count weighs 1. `Pass N:` lines of `stap -v` and the command line above belong
 to the output.
+
+The classic SystemTap kernel profile of RHEL 5/6 and SLES 10/11 sites samples the timer and counts
+the function it interrupted, `probe timer.profile { if (!user_mode()) s[probefunc()] <<< 1 }`, and
+prints one `function  count` row per function. The command line is what says the counts are
+samples (rule K4): below a `stap` command that probes `timer.profile` (or a `perf.*` counter), the
+rows are a flat profile, kernel functions when the script keeps only `!user_mode()` samples; the
+same two columns below any other script (call counts of `probe kernel.function(...)`, syscall
+tallies) are not CPU time and are not read as a profile:
+
+    # stap -e 'global s; probe timer.profile { if (!user_mode()) s[probefunc()] <<< 1 }
+        probe timer.s(10) { foreach (f in s- limit 12) printf("%-28s %8d\\n", f, @count(s[f])); exit() }'
+    read_hpet                       41872
+    do_gettimeofday                  3391
+
+futexes.stp (the Beginners Guide's "Identifying Contended User-Space Locks") prints one line per
+contended futex, `comm[pid] lock 0xADDR contended N times, M avg us`: how often and how long threads
+waited, which is time asleep, not CPU time. Read and drawn (each lock weighted by its wait, N x M
+us), never diagnosed (rule K8):
+
+    java[18822] lock 0x7f3c2c00a8d8 contended 1187213 times, 211 avg us
 """
 from __future__ import annotations
 
@@ -32,8 +52,67 @@ COUNT = re.compile(r"^\s*(?:(?:count|samples|hits)\s*[:=]?\s*)?(?P<count>\d+)\s*
 STAP_LINE = re.compile(r"^\s*(?:Pass \d+: |WARNING: Number of errors|[$#]\s*(?:sudo\s+)?stap\b)")
 
 
+PROFILE_COMMAND = re.compile(r"^\s*(?:[$#]\s*)?(?:sudo\s+)?stap\b.*\b(?:timer\.profile|perf\.(?:hw|sw|type))\b")
+PROFILE_ROW = re.compile(r"^\s*(?P<sym>\.?[A-Za-z_][\w.$]*)(?:\+0x[0-9a-f]+)?\s+(?P<count>\d+)\s*$")
+MAX_COMMAND_LINES = 4            # a stap -e script wrapped over a few lines before its rows
+
+
 def starts_systemtap(line: str) -> bool:
     return bool(FRAME.match(line))
+
+
+FUTEX_ROW = re.compile(r"^\s*(?P<comm>\S+?)\[(?P<pid>\d+)\] lock (?P<addr>0x[0-9a-f]+) contended (?P<count>\d+) times?, "
+                       r"(?P<avg>\d+) avg us\s*$")
+
+
+def starts_futexes(line: str) -> bool:
+    return bool(FUTEX_ROW.match(line))
+
+
+def read_futexes(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """futexes.stp lines from `start`: per contended lock, its waits (rule K8)."""
+    block = Block("systemtap-futexes", start, start, unit="us")
+    index = start
+    while index < len(lines) and (FUTEX_ROW.match(lines[index]) or ELISION.match(lines[index])):
+        row = FUTEX_ROW.match(lines[index])
+        if row and int(row["count"]) * int(row["avg"]) > 0:
+            frames = (Frame("sys_futex", "kernel"), Frame("futex_wait", "kernel"))
+            block.stacks.append((frames, float(int(row["count"]) * int(row["avg"])), row["comm"], None, None))
+        index += 1
+    block.not_cpu = ("these are contended user-space locks (SystemTap futexes.stp): how often and how long threads "
+                     "waited on each futex, time asleep, not CPU samples")
+    return finish(block, start, index, f"read SystemTap futexes.stp: {plural(len(block.stacks), 'contended lock')}, "
+                  "each weighted by its wait (times contended x average wait)")
+
+
+def starts_profile_counts(line: str) -> bool:
+    return bool(PROFILE_COMMAND.match(line))
+
+
+def read_profile_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """`function  count` rows below a `stap` command sampling the timer or a perf counter (rule K4)."""
+    command = lines[start]
+    index = start + 1
+    while index < len(lines) and index <= start + MAX_COMMAND_LINES and not PROFILE_ROW.match(lines[index]):
+        if not lines[index].strip():
+            return Miss(index)
+        command += " " + lines[index]
+        index += 1
+    kernel_only = "!user_mode()" in command.replace(" ", "")
+    block = Block("systemtap-profile", start, index, flat=True, unit="samples", header=True, event="timer")
+    while index < len(lines) and PROFILE_ROW.match(lines[index]):
+        row = PROFILE_ROW.match(lines[index])
+        count = float(row["count"])
+        if count > 0:
+            name = normalize(row["sym"]) or row["sym"]
+            block.stacks.append(((Frame(name, "kernel" if kernel_only else "unknown"),), count, "", None, None))
+        index += 1
+    if not block.stacks:
+        return Miss(index)
+    block.whole = sum(stack[1] for stack in block.stacks)
+    return finish(block, start, index,
+                  f"read a SystemTap timer profile (counts by probefunc()): {plural(len(block.stacks), 'function')}, "
+                  "weighted by their sample counts", "flat profile: no ancestry, confidence capped at medium")
 
 
 def _kind(module: str) -> str:
