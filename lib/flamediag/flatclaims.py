@@ -31,7 +31,12 @@ Rules, per command (all entries when the paste has no command column):
   once a workqueue frame is listed for it, its unnamed entries (the work function's helpers, a
   driver's port reads) are the work's (kworker-storm, or the playbook a work function names); a
   `--no-children` listing never shows the workqueue frames (they have no self time), so when a
-  kworker's entries identify nothing, its name stands for them (rule J3).
+  kworker's entries identify nothing, its name stands for them (rule J3);
+  a threaded interrupt handler (`irq/N-name`) likewise runs one line's handler and nothing else, so
+  once its thread function (`irq_thread_fn`) is listed for it and names the heaviest path there,
+  its unnamed entries (the driver's bus transfers, the lock it drops) are that interrupt's work
+  (irq-storm); a handler running a NIC's NAPI poll (forced threading) is receive work, whose named
+  frames count for nic-softirq as usual.
 
 The same holds for the rows of a call-graph paste that came without any call chain (`--children`
 TUI screens with one entry open and the rest folded, `+`): they are a flat listing beside the graphs
@@ -68,6 +73,17 @@ from .profile import Profile, is_idle
 SINGLE_PURPOSE = re.compile(r"^(?:ksoftirqd/\d+|kworker/[\w:+-]+|events/\d+)$")
 WORKER = re.compile(r"^(?:kworker/[\w:+-]+|events/\d+)$")
 WORKER_LOOP = ("worker_thread", "process_one_work", "run_workqueue")     # run_workqueue: 2.6.x
+
+# One interrupt line's threaded handler (`irq/51-DELL07E6`; perf cuts comms at 15 characters):
+# single-purpose once the thread function that calls the handler is listed for it and identifies
+# the heaviest path there (a NIC's NAPI poll run by the thread is receive work, not the line's).
+IRQ_THREAD = re.compile(r"^irq/\d+-\S*$")
+IRQ_THREAD_FUNCTIONS = frozenset({"irq_thread", "irq_thread_fn", "irq_forced_thread_fn"})
+
+
+def _single_purpose(comm: str, weights: Dict[str, float]) -> bool:
+    return bool(SINGLE_PURPOSE.match(comm)) or (bool(IRQ_THREAD.match(comm))
+                                                 and not IRQ_THREAD_FUNCTIONS.isdisjoint(weights))
 
 
 @dataclass(frozen=True)
@@ -209,16 +225,23 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
     owners: Dict[str, List[Owner]] = {}
     # what identifies a path: the listing's rows, and in a call-graph paste every frame its chains show
     commands = _by_command(profile, whole_stacks=profile.ancestry)
+    single: Dict[str, bool] = {}
+    claimers = [p for p in playbooks if p.signature.get("claims")]
     for comm, weights in commands.items():
-        single = bool(SINGLE_PURPOSE.match(comm))
-        owners[comm] = _owners(playbooks if single else
-                               [p for p in playbooks if p.signature.get("claims")], comm, weights, commands)
+        single[comm] = _single_purpose(comm, weights)
+        owners[comm] = _owners(playbooks if single[comm] else claimers, comm, weights, commands)
+        if single[comm] and IRQ_THREAD.match(comm) and not (
+                owners[comm] and not IRQ_THREAD_FUNCTIONS.isdisjoint(owners[comm][0][1])):
+            # the handler runs another path's work (a NIC's NAPI poll under forced threading): its
+            # named frames count for that path as usual, its helpers go to no one
+            single[comm] = False
+            owners[comm] = _owners(claimers, comm, weights, commands)
     claims: Dict[int, Claim] = {}
     for record in records:
         comm = record.comm or ""
         if not owners.get(comm) or not record.frames or is_idle(record):
             continue
-        claim = _claim(owners[comm], identity(record.frames[-1].name), bool(SINGLE_PURPOSE.match(comm)))
+        claim = _claim(owners[comm], identity(record.frames[-1].name), single[comm])
         if claim is not None:
             claims[id(record)] = claim
     return claims

@@ -4,7 +4,11 @@ Compiler suffixes (`.isra.0`, `.constprop.0`, `.part.0`, `.cold`) and perf offse
 (`+0x1a`, `+0x1a/0x40`) are not part of a function's identity; `normalize()` strips them
 so `shrink_node.isra.0+0x3f` matches a signature written as `shrink_node`. Signatures compare
 `identity()`: the normalised name with `SyS_<call>`, the SYSCALL_DEFINE wrapper of 2.6.32-4.16
-(an alias of `sys_<call>` that symbol lookup prefers), read as `sys_<call>`.
+(an alias of `sys_<call>` that symbol lookup prefers), read as `sys_<call>`. Big-endian ppc64
+kernels (the ELFv1 ABI: function descriptors) list each function's code under its name with a
+leading dot (`.shrink_zone`, `._raw_spin_lock_irq`); the dot is not part of the name either. A
+name with more dots after the first (`.text.lock.spinlock`, 2.6.9-2.6.18's out-of-line lock
+section) is a section, not a dotted function, and is kept.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Optional
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?$")
 _SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$|\.cold$")
 _ANNOTATION = re.compile(r"_\[[kjiw]\]$")
+_PPC64_DOT = re.compile(r"^\.(?=[A-Za-z_][\w$]*$)")
 
 
 def normalize(name: str) -> str:
@@ -25,10 +30,12 @@ def normalize(name: str) -> str:
     'shrink_node'
     >>> normalize("__alloc_pages_slowpath.constprop.0_[k]")
     '__alloc_pages_slowpath'
+    >>> normalize(".isolate_lru_pages.isra.43"), normalize("._raw_spin_lock_irq"), normalize(".text.lock.spinlock")
+    ('isolate_lru_pages', '_raw_spin_lock_irq', '.text.lock.spinlock')
     """
     name = _ANNOTATION.sub("", name.strip())
     name = _OFFSET.sub("", name)
-    return _SUFFIX.sub("", name)
+    return _PPC64_DOT.sub("", _SUFFIX.sub("", name))
 
 
 # 2.6.9-2.6.18 (i386, x86_64): the contended loop of a spin lock taken inline is compiled out of line

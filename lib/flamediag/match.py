@@ -95,6 +95,8 @@ class _Compiled:
         self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
                                          for name in playbook.expand(element))
         self.own_lockers = frozenset(name for element in sig["own_lockers"] for name in playbook.expand(element))
+        self.own_leaves = frozenset(name for element in sig["own_leaves"] for name in playbook.expand(element))
+        self.foreign_leaves: FrozenSet[str] = frozenset()     # other playbooks' own_leaves (match_all)
         gap = sig.get("children_gap") or {}
         self.gap = {key: frozenset(name for element in gap[key] for name in playbook.expand(element))
                     for key in ("entry", "then", "waits")} if gap else None
@@ -172,6 +174,9 @@ def lock_caller(names: Sequence[str], lock_frames: FrozenSet[str]) -> Optional[s
     return names[index] if 0 <= index < len(names) - 1 else None
 
 
+OWN_LEAF_DEPTH = 2          # an own leaf, or its caller when the leaf is what it calls
+
+
 def _context_ok(compiled: _Compiled, record: StackRecord, ancestry: bool) -> bool:
     # a flat entry's context is unknown (no softirq/irq entry frame above it): its frame names it
     if ancestry and compiled.context != "any" and record.context != compiled.context:
@@ -198,11 +203,16 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
         return (set(seen), _flat_strong(compiled, seen)) if seen else None
     if compiled.gate is not None and compiled.gate.isdisjoint(present):
         return None
+    if compiled.foreign_leaves and not compiled.foreign_leaves.isdisjoint(names[-OWN_LEAF_DEPTH:]):
+        return None                   # it ends in another playbook's own leaf: that cost is its
     if compiled.foreign_lockers and lock_caller(names, compiled.lock_leaves) in compiled.foreign_lockers:
         return None                   # the lock its direct caller takes is another path's
     # a lock taken directly by one of `own_lockers` is this playbook's even under an excluded path
     # (the conntrack lock spun on inside NET_RX is lock contention, not receive work)
     owned = bool(compiled.own_lockers) and lock_caller(names, compiled.lock_leaves) in compiled.own_lockers
+    # ...and so is a stack that ends in one of `own_leaves` (or in what it calls: a clock read): the
+    # cost is that function's whatever path led to it (PSI's per-cgroup accounting on a futex sleep)
+    owned = owned or (bool(compiled.own_leaves) and not compiled.own_leaves.isdisjoint(names[-OWN_LEAF_DEPTH:]))
     if not owned and any(_possible(p, present) and match_pattern(names, p) is not None for p in compiled.exclude):
         return None
     strong, found = False, set()
@@ -284,11 +294,14 @@ def _claimed_hit(result: Match, claim: Claim, names: Sequence[str], weight: floa
     return set(names[-1:]), True
 
 
-def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None) -> Match:
+def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
+                   foreign_leaves: FrozenSet[str] = frozenset()) -> Match:
     """Matches each distinct stack once, then walks the busy records in profile order (so ties
     keep their order) adding the weight of those whose stack matched and whose context fits;
-    a flat leaf claimed by a path (flatclaims.py) counts for its claimants only."""
+    a flat leaf claimed by a path (flatclaims.py) counts for its claimants only, and so does a
+    stack ending in a playbook's `own_leaves` (`foreign_leaves`: the other playbooks')."""
     compiled = _Compiled(playbook)
+    compiled.foreign_leaves = frozenset(foreign_leaves) - compiled.own_leaves
     busy = _with_sets(busy if busy is not None else busy_records(profile))
     claims = claims if claims is not None else flat_claims([playbook], profile)
     unlisted = unlisted_busy(profile)
@@ -410,7 +423,10 @@ def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
         return []
     busy = _with_sets(busy_records(profile))
     claims = flat_claims(playbooks, profile)
-    return [match_playbook(p, profile, busy, claims) for p in playbooks]
+    own = {p.id: frozenset(n for element in p.signature["own_leaves"] for n in p.expand(element)) for p in playbooks}
+    return [match_playbook(p, profile, busy, claims,
+                           frozenset().union(*(leaves for pid, leaves in own.items() if pid != p.id)))
+            for p in playbooks]
 
 
 def concentration(match: Match, by: str, top_n: int) -> Optional[Tuple[float, List[str]]]:

@@ -38,7 +38,7 @@ ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
 SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
-    "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "own_lockers": [], "lock_frames": [],
+    "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
     "children_gap": None,
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}

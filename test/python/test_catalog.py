@@ -76,7 +76,7 @@ def test_pattern_elements_are_declared_frame_sets(playbook_id):
     """A typo in a frame-set name would silently become a literal frame that never matches."""
     playbook = by_id(playbook_id)
     sig = playbook.signature
-    for pattern in sig["patterns"] + sig["exclude"] + [sig["foreign_lockers"], sig["own_lockers"]]:
+    for pattern in sig["patterns"] + sig["exclude"] + [sig["foreign_lockers"], sig["own_lockers"], sig["own_leaves"]]:
         for element in pattern:
             assert element in playbook.frames, f"{playbook_id}: pattern element {element!r} is not a frame set"
     for name, frames in playbook.frames.items():

@@ -99,6 +99,20 @@ def test_mail_wrapped_syslog_soft_lockup():
     assert ordered(record.names(), "system_call_fastpath", "SyS_futex", "futex_wake", "_raw_spin_lock")
 
 
+def test_mail_wrapped_lkp_rows_take_their_metric_back():
+    """Rule M1 (realworld-probe-m case 1219: LKP perf-profile.children / .self rows with no prose
+    around them, wrapped at 72 columns): a `perf-profile.` metric never starts a row, so alone at
+    column 0 under a line of values it is that row's tail."""
+    rows = ["      0.00           +41.2       41.18        perf-profile.children.cycles-pp.osq_lock",
+            "      0.00           +40.9       40.86 ±  3%  perf-profile.self.cycles-pp.osq_lock",
+            "      4.52            -2.7        1.81        perf-profile.self.cycles-pp.zap_pte_range"]
+    wrapped = "\n".join(part for row in rows for part in (row[:row.index("perf-profile")].rstrip(),
+                                                           row[row.index("perf-profile"):]))
+    got, want = read_paste(wrapped), read_paste("\n".join(rows))
+    assert got.formats == want.formats == ["lkp-perf-profile"]
+    assert reading(got) == reading(want)
+
+
 def test_html_crash_bt_with_elided_frames_keeps_both_ends_of_each_stack():
     result = paste("html-br-crash-bt-a-elided-frames-zone-reclaim-rhel6.txt")
     assert result.formats == ["crash-bt"]

@@ -17,7 +17,8 @@ The rules (a wrapped tail always starts at column 0):
 - a chain's name alone at column 0 under a line of rails goes back 10 columns right of the
   last rail; a folded stack without its count takes a count alone on the next line; a
   `perf lock contention` row (or its header) ending in its lock type takes the caller alone on
-  the next line.
+  the next line; an LKP comparison row's values (1-4 numbers, each maybe with `± N%`) take the
+  `perf-profile.` metric alone on the next line (a metric name never starts a row).
 - a perf report entry cut before or after its `[k]`/`[.]` marker (the symbol, or marker and
   symbol, alone at column 0), and perf's column header cut in its padding.
 - hard wrapping (`fold -w 80`, fixed-width archives): several lines exactly as long as the
@@ -65,6 +66,9 @@ _COUNT_TAIL = re.compile(r"^\d+\s*$")
 # A `perf lock contention` row cut before its caller column (`... 25.79 us   mutex`).
 _LOCK_ROW_HEAD = re.compile(r"^\s*\d+\s+" + r"\s+".join(_LOCK_TIME.format(n) for n in ("t", "m", "a")) + r"\s+[\w:-]+$")
 _LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type$")
+# An LKP comparison row cut before its metric (`  0.00  +41.2  41.18 ±  3%` / `perf-profile.self...`).
+_LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){0,3}[+-]?[\d.]+%?(?:\s*±\s*\d+%)?$")
+_LKP_METRIC_TAIL = re.compile(r"^perf-profile\.[\w.$-]+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
 # The register dump of an x86_64 oops / soft lockup: `FS:  00007f..(0000) GS:ffff88..(0000) knlGS:0000..`
@@ -165,6 +169,8 @@ def _join(out: List[str], tail: str) -> Optional[str]:
     if (_LOCK_ROW_HEAD.match(stripped) and _LOCK_CALLER.match(tail.rstrip())) or \
             (_LOCK_HEADER_HEAD.match(stripped) and _WORD_TAIL.match(tail.rstrip())):
         return stripped + "   " + tail.rstrip()
+    if _LKP_VALUES_HEAD.match(stripped) and _LKP_METRIC_TAIL.match(tail):
+        return stripped + "  " + tail.rstrip()
     if _FOLDED_UNCOUNTED.match(stripped) and not re.search(r"\s\d+$", stripped) and _COUNT_TAIL.match(tail):
         return stripped + " " + tail.strip()
     if tail.strip() == "|" and _RAILS.match(head) and head[:1] in (" ", "\t") and "|" in head:
