@@ -258,7 +258,9 @@ class _SectionReader:
         self.sections = {k: v for k, v in sections.items() if isinstance(v, str)}
 
     def read_text(self, name, phase=None, instance=None):
-        return None if phase == "start" else self.sections.get(name)
+        # a collector pasted twice (/proc/softirqs before and after a sleep) has its first reading
+        # as `NAME@start`; any other has only the one reading, no start
+        return self.sections.get(f"{name}@start") if phase == "start" else self.sections.get(name)
 
     def instances(self, name):
         return []

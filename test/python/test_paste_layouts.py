@@ -499,3 +499,46 @@ def test_workqueue_execute_start_events_read_as_work_items_not_cpu():
     assert weights[(("worker_thread", "process_one_work", "lru_add_drain_per_cpu"), "kworker/5:1", 5)] == 1
     assert weights[(("worker_thread", "process_one_work", "vmstat_update"), "kworker/8:1", 8)] == 1
     assert "workqueue_execute_start events" in result.profile.not_cpu
+
+
+def test_tcp_retransmit_skb_tracepoint_events_without_stacks_are_retransmissions():
+    """Rule O2, motivated by probe case 1245 (bonding balance-rr reordering; the tracepoint recorded
+    without -g): a perf script or trace_pipe line of the tcp:tcp_retransmit_skb tracepoint is one
+    retransmitted segment, read as tcp_retransmit_skb with its task and CPU, like a tcpretrans line
+    (rule G4). Other TCP tracepoints' lines say nothing about retransmission and are not read so."""
+    text = (
+        "$ perf record -e tcp:tcp_retransmit_skb -a -- sleep 5; perf script\n"
+        "           rsync 21407 [004] 1184522.031877: tcp:tcp_retransmit_skb: sport=873 dport=50122 saddr=10.20.0.11 daddr=10.20.0.42\n"
+        "           rsync 21407 [004] 1184522.031912: tcp:tcp_retransmit_skb: sport=873 dport=50122 saddr=10.20.0.11 daddr=10.20.0.42\n"
+        "          <idle>-0     [007] ..s1 1184522.032204: tcp_retransmit_skb: skbaddr=00000000a1b2c3d4 sport=873 dport=50118\n"
+    )
+    result = read_paste(text)
+    assert result.formats == ["tcp-retransmit-events"]
+    assert reading(result) == {(("tcp_retransmit_skb",), "rsync", 4): 2.0, (("tcp_retransmit_skb",), "<idle>", 7): 1.0}
+    probes = ("           iperf3  4242 [002] 1184522.031877: tcp:tcp_probe: src=10.20.0.11:5201 dest=10.20.0.42:50122 snd_cwnd=10\n"
+              "           iperf3  4242 [002] 1184522.031912: tcp:tcp_probe: src=10.20.0.11:5201 dest=10.20.0.42:50122 snd_cwnd=10\n")
+    with pytest.raises(UserError):
+        read_paste(probes)
+
+
+def test_proc_softirqs_read_twice_is_a_window_of_per_cpu_deltas():
+    """Rule O3, motivated by probe cases 1241 (all NIC queues on CPU 0: NET_RX grepped twice) and
+    1254 (a healthy receiver whose profile has no CPU column): /proc/softirqs pasted twice is the
+    collector's start and end snapshot, so the nic-softirq check sees which CPUs ran NET_RX in the
+    window; a reading without the CPU header takes the other's; one reading is no window."""
+    text = ("# grep -E 'CPU|NET_RX' /proc/softirqs; sleep 1; grep NET_RX /proc/softirqs\n"
+            "                CPU0       CPU1       CPU2\n"
+            "      NET_RX: 2918843127      15220      14873\n"
+            "      NET_RX: 2919031344      15220      14874\n"
+            "\n"
+            "    19.20%  [k] igb_clean_rx_irq\n"
+            "    11.02%  [k] __netif_receive_skb_core\n")
+    sections = read_paste(text).sections
+    assert sections["proc.softirqs@start"].split("\n") == ["                CPU0       CPU1       CPU2",
+                                                          "      NET_RX: 2918843127      15220      14873"]
+    assert sections["proc.softirqs"].split("\n")[1] == "      NET_RX: 2919031344      15220      14874"
+    from flamediag.facts import build_facts_from_sections
+    facts = build_facts_from_sections(sections)
+    assert facts.get("softirq.delta.NET_RX.top_cpu") == 0 and facts.get("softirq.delta.NET_RX.top_share") > 0.99
+    once = read_paste(text.replace("      NET_RX: 2919031344      15220      14874\n", ""))
+    assert "proc.softirqs" not in once.sections

@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines, "
+    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
@@ -361,7 +361,8 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
     if skipped:
         notes.append(f"skipped {plural(skipped, 'line')} of prose or unrecognised output")
     if sections:
-        notes.append("used pasted evidence: " + ", ".join(sorted(sections)))
+        # a collector read twice (`NAME@start` and `NAME`, rule O3) is one piece of evidence, a window
+        notes.append("used pasted evidence: " + ", ".join(sorted({name.split("@")[0] for name in sections})))
     profile.skipped_lines = skipped
     profile.data_quality.extend(notes)
     return PasteResult(profile, sections, formats, skipped, notes)

@@ -39,6 +39,12 @@ SCALING_GOVERNOR = re.compile(r"/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/
 GOVERNOR_PATH = re.compile(r"^\s*/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor\s*:\s*(?P<value>[\w-]+)\s*$")
 
 
+# /proc/softirqs: the `CPU0 CPU1 ...` header and `NET_RX: n n ...` rows (rule O3)
+SOFTIRQ_HEAD = re.compile(r"^\s*(?:CPU\d+\s+)+CPU\d+\s*$")
+SOFTIRQ_ROW = re.compile(r"^\s*(?P<vector>HI|TIMER|NET_TX|NET_RX|BLOCK|BLOCK_IOPOLL|IRQ_POLL|TASKLET|SCHED|HRTIMER|RCU):"
+                         r"(?P<counts>(?:\s+\d+)+)\s*$")
+
+
 def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
     """Collector name -> text, and the line indexes used."""
     out: Dict[str, List[str]] = {}
@@ -49,7 +55,51 @@ def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
             out[name] = [lines[i] for i in taken]
             used.update(taken)
     _settings(lines, out, used)
+    _softirqs(lines, out, used)
     return {name: "\n".join(text) for name, text in out.items()}, used
+
+
+def _softirqs(lines: Sequence[str], out: Dict[str, List[str]], used: Set[int]) -> None:
+    """/proc/softirqs read twice (`grep NET_RX /proc/softirqs; sleep 1; grep NET_RX /proc/softirqs`,
+    or whole): the first and the last reading are the collector's start and end snapshots
+    (`proc.softirqs@start`, `proc.softirqs`), so the per-CPU deltas of the window are known. One
+    reading is counts since boot, no window: it is left alone. A reading without the CPU header
+    (grep without `CPU`) gets the header of another reading, or CPU0..CPUn-1 by position.
+
+    >>> found, used = find_sections(["      CPU0  CPU1", "NET_RX: 10  5", "$ sleep 1", "NET_RX: 910  6"])
+    >>> found["proc.softirqs@start"].split("\\n"), found["proc.softirqs"].split("\\n"), sorted(used)
+    (['      CPU0  CPU1', 'NET_RX: 10  5'], ['      CPU0  CPU1', 'NET_RX: 910  6'], [0, 1, 3])
+    """
+    readings: List[List[int]] = []
+    header = None
+    index = 0
+    while index < len(lines):
+        head = SOFTIRQ_HEAD.match(lines[index]) and index + 1 < len(lines) and SOFTIRQ_ROW.match(lines[index + 1])
+        if head or SOFTIRQ_ROW.match(lines[index]):
+            taken = [index]
+            if head:
+                header = header or lines[index]
+                index += 1
+                taken.append(index)
+            vectors = {SOFTIRQ_ROW.match(lines[index])["vector"]}
+            index += 1
+            while index < len(lines) and SOFTIRQ_ROW.match(lines[index]) \
+                    and SOFTIRQ_ROW.match(lines[index])["vector"] not in vectors:
+                vectors.add(SOFTIRQ_ROW.match(lines[index])["vector"])
+                taken.append(index)
+                index += 1
+            readings.append(taken)
+            continue
+        index += 1
+    if len(readings) < 2:
+        return
+    first, last = readings[0], readings[-1]
+    columns = len(SOFTIRQ_ROW.match(lines[last[-1]])["counts"].split())
+    header = header or " ".join(f"CPU{n}" for n in range(columns))
+    for name, reading in (("proc.softirqs@start", first), ("proc.softirqs", last)):
+        out[name] = [header] + [lines[i] for i in reading if not SOFTIRQ_HEAD.match(lines[i])]
+    for reading in readings:
+        used.update(reading)
 
 
 def _runs(lines: Sequence[str], starts, continues) -> List[int]:

@@ -14,6 +14,13 @@ bpftrace's `tcpretrans.bt` prints no `IP` and `T>` columns; `tcpretrans -c` coun
     LADDR:LPORT              RADDR:RPORT             RETRANSMITS
     192.168.10.50:60366  <-> 172.217.21.194:443         700
 
+The `tcp:tcp_retransmit_skb` tracepoint's own events, recorded without call chains (`perf record -e
+tcp:tcp_retransmit_skb` then `perf script`, or trace_pipe / trace-cmd report), are the same record,
+one line per retransmitted segment with its task and CPU:
+
+    rsync 21407 [004] 1184522.031877: tcp:tcp_retransmit_skb: sport=873 dport=50122 saddr=10.20.0.11 ...
+    <idle>-0     [007] ..s1 1184522.032204: tcp_retransmit_skb: skbaddr=00000000a1b2c3d4 sport=873 ...
+
 Each retransmission is an event whose stack is the traced function (`R`: `tcp_retransmit_skb`,
 `L`: `tcp_send_loss_probe`), weighted by one, or by the flow's count.
 
@@ -27,6 +34,10 @@ Each retransmission is an event whose stack is the traced function (`R`: `tcp_re
     ...     "LADDR:LPORT              RADDR:RPORT             RETRANSMITS",
     ...     "192.168.10.50:60366  <-> 172.217.21.194:443         700"], 0).stacks]
     [('tcp_retransmit_skb', 700.0)]
+    >>> [(s[0][0].name, s[2], s[3]) for s in read_tcpretrans([
+    ...     "rsync 21407 [004] 1184522.031877: tcp:tcp_retransmit_skb: sport=873 dport=50122",
+    ...     "  <idle>-0     [007] ..s1 1184522.032204: tcp_retransmit_skb: skbaddr=00000000a1b2c3d4 sport=873"], 0).stacks]
+    [('tcp_retransmit_skb', 'rsync', 4), ('tcp_retransmit_skb', '<idle>', 7)]
 """
 from __future__ import annotations
 
@@ -34,7 +45,7 @@ import re
 from typing import Sequence, Union
 
 from ..profile import Frame
-from .common import Block, Miss, finish, plural
+from .common import ELISION, Block, Miss, finish, plural
 
 _ADDR = r"\S+:\d+"
 HEADER = re.compile(r"^\s*TIME(?:\(s\))?\s+PID\s+(?:IP\s+)?LADDR:LPORT\s+(?:T>\s+)?RADDR:RPORT\s+STATE\b")
@@ -43,14 +54,21 @@ ROW = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\d+\s+(?:[46]\s+)?" + _AD
                  + r"\s+(?:(?P<kind>[RLU])>\s+)?" + _ADDR + r"\s+[A-Z][A-Z0-9_]*\s*$")
 COUNT_ROW = re.compile(r"^\s*" + _ADDR + r"\s+<->\s+" + _ADDR + r"\s+(?P<count>\d+)\s*$")
 TRACED = {"R": "tcp_retransmit_skb", "L": "tcp_send_loss_probe", None: "tcp_retransmit_skb"}
+# a tracepoint event line: perf script's `comm pid [cpu] secs: tcp:tcp_retransmit_skb: ...`, trace_pipe's
+# `comm-pid [cpu] flags secs: tcp_retransmit_skb: ...`
+EVENT = re.compile(r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,4})\]\s.*?"
+                   r"\d+\.\d+:\s+(?:tcp:)?tcp_retransmit_skb:\s")
 
 
 def starts_tcpretrans(line: str) -> bool:
-    return bool(HEADER.match(line) or COUNT_HEADER.match(line))
+    return bool(HEADER.match(line) or COUNT_HEADER.match(line)
+                or ("tcp_retransmit_skb:" in line and EVENT.match(line)))
 
 
 def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """The rows under a tcpretrans header, up to the first line that is neither a row nor blank."""
+    if EVENT.match(lines[start]):
+        return _read_events(lines, start)
     counted = bool(COUNT_HEADER.match(lines[start]))
     block = Block("bcc-tcpretrans", start, start, unit="events", header=True)
     index = start + 1
@@ -69,3 +87,19 @@ def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return finish(block, start, index,
                   f"read tcpretrans: {plural(events, 'retransmitted segment')} (the tool traces tcp_retransmit_skb: "
                   "each line is one retransmission by construction, no call stacks)")
+
+
+def _read_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """Tracepoint event lines without stacks (a stack under one is the perf script reader's)."""
+    block = Block("tcp-retransmit-events", start, start, unit="events")
+    index = start
+    while index < len(lines):
+        event = EVENT.match(lines[index])
+        if event:
+            block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, event["comm"].strip(), int(event["cpu"]), None))
+        elif lines[index].strip() and not ELISION.match(lines[index]):
+            break
+        index += 1
+    return finish(block, start, index,
+                  f"read tcp:tcp_retransmit_skb events: {plural(len(block.stacks), 'retransmitted segment')} "
+                  "(the tracepoint fires in tcp_retransmit_skb: each line is one retransmission, no call stacks)")
