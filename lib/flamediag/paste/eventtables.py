@@ -81,6 +81,25 @@ ran says nothing of what it cost. Read and drawn, never diagnosed (rule K8):
                          read     412033
                         lseek     388120
     --------------------------------------------------------------
+
+`perf kvm stat report` (perf-kvm(1), 3.9+) on a KVM host: per VM-exit reason (or I/O port, MMIO
+address) the exits counted and the time from each exit to the guest's next entry (rule P2):
+
+                 VM-EXIT    Samples  Samples%     Time%    Min Time    Max Time         Avg time
+                     HLT      38204    51.73%    99.12%      1.86us  100212.37us   2463.71us ( +-   1.02% )
+
+`kvm_stat` (tools/kvm/kvm_stat) counts the same exits and other KVM events, from tracepoints
+(`kvm_exit(HLT)`, `kvm_page_fault`) or the older debugfs counters (`halt_exits`, `pf_fixed`), with
+or without its `Event  Total  %Total  CurAvg/s` header (`kvm_stat -1` / `--once`): counts, no time.
+
+That time is wall time per event: the exit's handling and, for HLT, the vCPU asleep until its next
+interrupt, so an idle guest's HLT exits hold most of it by design. Read and drawn, never diagnosed
+as CPU time: where the vCPU threads spend CPU needs a profile of the host.
+
+    >>> block = read_event_table(["  VM-EXIT  Samples  Samples%  Time%  Min Time  Max Time  Avg time",
+    ...     "      HLT    100    50.00%  99.00%  1.00us  900.00us  500.00us ( +-   1.00% )"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('[vm-exit HLT]', 50000.0)], 'perf-kvm-stat', True)
 """
 from __future__ import annotations
 
@@ -119,7 +138,8 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
 
 def starts_event_table(line: str) -> bool:
     return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
-                or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line)
+                or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line) or KVM_STAT_HEADER.match(line)
+                or KVM_EVENTS_HEADER.match(line) or bool(KVM_EVENT_ROW.match(line) and line.lstrip().startswith("kvm_"))
                 or (("irq_handler_e" in line or "softirq_e" in line) and IRQ_EVENT.match(line)))
 
 
@@ -131,6 +151,10 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_syscalls(lines, start)
     if TOPSYS_HEADER.match(line):
         return _read_syscall_counts(lines, start)
+    if KVM_STAT_HEADER.match(line):
+        return _read_kvm_stat(lines, start)
+    if KVM_EVENTS_HEADER.match(line) or KVM_EVENT_ROW.match(line):
+        return _read_kvm_events(lines, start)
     return _read_irq_events(lines, start)
 
 
@@ -358,3 +382,86 @@ def _read_syscall_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]
                      "long, so it holds no CPU time; not CPU samples")
     return finish(block, start, index, f"read SystemTap topsys.stp: {plural(len(block.stacks), 'system call')} "
                   "with their call counts")
+
+
+# --- perf kvm stat report (rule P2) ----------------------------------------------------------------
+
+KVM_STAT_HEADER = re.compile(r"^\s*(?P<kind>VM-EXIT|IO Port Access|MMIO Access|HCALL|Hcall)\s+Samples\s+Samples%\s+"
+                             r"Time%\s+Min\s?Time\s+Max\s?Time\s+Avg\s?time\s*$")
+KVM_STAT_ROW = re.compile(r"^\s*(?P<name>\S+)\s+(?P<samples>\d+)\s+[\d.]+%\s+[\d.]+%\s+[\d.]+us\s+[\d.]+us\s+"
+                          r"(?P<avg>[\d.]+)us\s*(?:\(\s*\+-\s*[\d.]+%\s*\))?\s*$")
+KVM_STAT_OTHER = re.compile(r"^\s*(?:Analyze events for .*|Total Samples:\s*\d+.*)$")
+KVM_STAT_FRAMES = {"VM-EXIT": "vm-exit", "IO Port Access": "kvm ioport", "MMIO Access": "kvm mmio",
+                   "HCALL": "kvm hcall", "Hcall": "kvm hcall"}
+
+
+def _read_kvm_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """`perf kvm stat report` tables from `start` (a header), the next ones of the same report too:
+    exits x average time per reason, wall time from exit to re-entry, not CPU samples."""
+    block = Block("perf-kvm-stat", start, start, unit="us")
+    rows: Counter = Counter()
+    kind = KVM_STAT_FRAMES[KVM_STAT_HEADER.match(lines[start])["kind"]]
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        header, found = KVM_STAT_HEADER.match(line), KVM_STAT_ROW.match(line)
+        if header:
+            kind = KVM_STAT_FRAMES[header["kind"]]
+        elif found:
+            rows[f"[{kind} {found['name']}]"] += int(found["samples"]) * float(found["avg"])
+        elif line.strip() and not (KVM_STAT_OTHER.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    for name, spent in rows.items():
+        if spent > 0:
+            block.stacks.append(((Frame("kvm_arch_vcpu_ioctl_run", "kernel"), Frame(name, "kernel")), spent,
+                                 "", None, None))
+    block.not_cpu = ("perf kvm stat times each VM exit from the exit to the guest's next entry: wall time per "
+                     "event (for HLT the vCPU asleep until its next interrupt), not CPU samples; where the vCPU "
+                     "threads spend CPU needs a profile of the host")
+    return finish(block, start, index, f"read perf kvm stat report: {plural(len(block.stacks), 'exit reason')} "
+                  "with their count and average time")
+
+
+# kvm_stat: `Event  Total %Total CurAvg/s` (--once, 4.x+), or `name  total  delta` rows (-1, older)
+KVM_EVENTS_HEADER = re.compile(r"^\s*Event\s+Total\s+%Total(?:\s+CurAvg/s)?\s*$")
+KVM_DEBUGFS = frozenset({
+    "exits", "halt_exits", "halt_wakeup", "halt_successful_poll", "halt_attempted_poll", "halt_poll_invalid",
+    "halt_poll_success_ns", "halt_poll_fail_ns", "host_state_reload", "hypercalls", "insn_emulation",
+    "insn_emulation_fail", "invlpg", "io_exits", "irq_exits", "irq_injections", "irq_window", "largepages",
+    "mmio_exits", "mmu_cache_miss", "mmu_flooded", "mmu_pde_zapped", "mmu_pte_updated", "mmu_pte_write",
+    "mmu_recycled", "mmu_shadow_zapped", "mmu_unsync", "nmi_injections", "nmi_window", "pf_fixed", "pf_guest",
+    "remote_tlb_flush", "request_irq", "signal_exits", "tlb_flush", "efer_reload", "fpu_reload"})
+KVM_EVENT_ROW = re.compile(r"^\s*(?P<name>kvm_\w+(?:\([\w -]+\))?|[a-z_]+)\s+(?P<total>\d+)"
+                           r"(?:\s+\d+(?:\.\d+)?){0,2}\s*$")
+
+
+def _kvm_event(line: str) -> "Optional[Tuple[str, int]]":
+    found = KVM_EVENT_ROW.match(line)
+    if found and (found["name"].startswith("kvm_") or found["name"] in KVM_DEBUGFS):
+        return found["name"], int(found["total"])
+    return None
+
+
+def _read_kvm_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """kvm_stat's counters from `start`: how often each KVM event happened, no time (rule P2)."""
+    block = Block("kvm-stat", start, start, unit="events")
+    rows: Counter = Counter()
+    index = start + 1 if KVM_EVENTS_HEADER.match(lines[start]) else start
+    while index < len(lines):
+        line = lines[index]
+        event = _kvm_event(line)
+        if event:
+            rows[event[0]] += event[1]
+        elif not (re.match(r"^\s*Total\s+\d+", line) or ELISION.match(line)) and (line.strip() or rows):
+            break
+        index += 1
+    if len(rows) < 3:
+        return Miss(max(index, start + 1))
+    for name, count in rows.items():
+        if count > 0:
+            block.stacks.append(((Frame("kvm_arch_vcpu_ioctl_run", "kernel"), Frame(f"[kvm event {name}]", "kernel")),
+                                 float(count), "", None, None))
+    block.not_cpu = ("kvm_stat counts KVM events (exits per reason, page faults, halts): how often each happened, "
+                     "not how long, so it holds no CPU time; not CPU samples")
+    return finish(block, start, index, f"read kvm_stat: {plural(len(block.stacks), 'KVM event')} with their counts")
