@@ -158,7 +158,9 @@ def read_paste(text: str) -> PasteResult:
         covered = set(section_lines)
         for block in blocks:
             covered.update(range(block.start, block.end))
-    thread = _busy_kernel_thread(lines)
+    # a mail client may have wrapped the task table's rows and not the listing: the table is read in
+    # the layout that joins them back (as metric sections are, rule K6)
+    thread = next((t for t in map(_busy_kernel_thread, [lines, *others]) if t), None)
     for block in blocks:
         _look_above(block, lines)
         if thread is not None:
@@ -297,7 +299,7 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
     True
     """
     from ..parsers import pidstat
-    texts = [line.strip().lstrip(">| ").strip() for line in lines]
+    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
     for index, text in enumerate(texts):
         if not PIDSTAT_CPU_HEADER.search(text):
             continue
@@ -313,6 +315,30 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
         if (busiest.get("%usr", busiest.get("%user")) or 0) == 0 and (busiest.get("%system") or 0) >= 50:
             return busiest["command"]
     return None
+
+
+SYSSTAT_TIME = re.compile(r"^(?:\d\d:\d\d:\d\d|Average:)")
+
+
+def _joined_rows(texts: List[str]) -> List[str]:
+    """sysstat rows (a time first) a mail client wrapped: the words it moved to the next line,
+    which starts with no time of its own, joined back with a space (the `word-joined` layout
+    leaves a line that starts with a number alone).
+
+    >>> rows = _joined_rows(["14:02:11      UID      TGID       TID    %usr %system  %guest   %wait",
+    ...     "%CPU   CPU  Command", "14:02:16        0        41         -    0.00   99.60    0.00    0.00",
+    ...     "99.60     2  kswapd0", "14:02:16     1000       612         -   12.40    6.20  18.60  0  node"])
+    >>> [row.split()[-1] for row in rows], rows[1].split()[-3:]
+    (['Command', 'kswapd0', 'node'], ['99.60', '2', 'kswapd0'])
+    """
+    out: List[str] = []
+    for text in texts:
+        if (out and text and SYSSTAT_TIME.match(out[-1]) and not SYSSTAT_TIME.match(text)
+                and not out[-1].endswith("Command") and len(out[-1]) >= 60):
+            out[-1] = out[-1] + " " + text
+        else:
+            out.append(text)
+    return out
 
 
 def _kernel_entries_of(block: Block, thread: str) -> None:
