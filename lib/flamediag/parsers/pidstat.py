@@ -21,6 +21,9 @@ Examples:
     ... 07:08:11        0        16      1,50      2.00  kworker/0:1 events''')
     >>> [(row["command"], row["cswch/s"]) for row in r["switches"]]
     [('rcu_preempt', 19.0), ('kworker/0:1 events', 1.5)]
+    >>> parse('''14:02:11  UID  TGID  TID  %usr %system  %CPU  CPU  Command
+    ... 99.60     2  kswapd0''')["notes"]
+    ['pidstat: unreadable row(s) ignored']
 """
 from __future__ import annotations
 
@@ -55,6 +58,9 @@ def parse(text: str) -> dict:
         if not tokens or columns is None or tokens[0] == "Linux":
             continue
         section = "switches" if "cswch/s" in columns else "cpu"
+        if len(tokens) <= leading:   # a row cut short (a mail client wrapped it): no id columns
+            add_note(notes, "pidstat: unreadable row(s) ignored")
+            continue
         if threads:
             # `pidstat -t`: a process row (TID "-") carries the process's CPU total, thread rows
             # (TGID "-") each thread's own switches; keep one kind per section, never both.

@@ -148,7 +148,8 @@ def read_paste(text: str) -> PasteResult:
     sections, section_lines = find_sections(lines)
     _complete_sections(sections, others)
     if not any(b.stacks for b in blocks):
-        fallback = lastresort.read_symbols(lines, set(section_lines))
+        fallback = (lastresort.read_chains(lines, set(section_lines))
+                    or lastresort.read_symbols(lines, set(section_lines)))
         if fallback is None:
             raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)
         blocks = [fallback]
@@ -157,7 +158,9 @@ def read_paste(text: str) -> PasteResult:
         covered = set(section_lines)
         for block in blocks:
             covered.update(range(block.start, block.end))
-    thread = _busy_kernel_thread(lines)
+    # a mail client may have wrapped the task table's rows and not the listing: the table is read in
+    # the layout that joins them back (as metric sections are, rule K6)
+    thread = next((t for t in map(_busy_kernel_thread, [lines, *others]) if t), None)
     for block in blocks:
         _look_above(block, lines)
         if thread is not None:
@@ -274,8 +277,68 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     total = sum(cpu for _, cpu, _ in rows)
     busiest = max(rows, key=lambda row: row[1], default=None)
     if busiest is None or not busiest[2] or busiest[1] < 50 or busiest[1] < 0.8 * total:
-        return None
+        return _busy_pidstat_thread(lines)
     return busiest[0]
+
+
+PIDSTAT_CPU_HEADER = re.compile(r"\b(?:PID|TID)\b.*%(?:usr|user)\s+%system\b.*\bCommand\s*$")
+
+
+def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
+    """The same from a pasted `pidstat -u` / `pidstat -t -u` table (read by parsers/pidstat.py): a
+    task with no user time (%usr 0: a kernel thread runs no user code) at half a CPU or more of
+    system time, holding at least 80 % of the %CPU of the rows listed (rule R5).
+
+    >>> _busy_pidstat_thread(["14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
+    ...     "14:02:16    0    41    -  0.00   99.60    0.00   0.00  99.60    2  kswapd0",
+    ...     "14:02:16    0     -   41  0.00   99.60    0.00   0.00  99.60    2  |__kswapd0",
+    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"])
+    'kswapd0'
+    >>> _busy_pidstat_thread(["14:02:11  UID  PID  %usr %system  %guest  %CPU  CPU  Command",
+    ...     "14:02:16 1000  612  1.00  88.00  0.00  89.00  0  node"]) is None      # it runs user code
+    True
+    """
+    from ..parsers import pidstat
+    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
+    for index, text in enumerate(texts):
+        if not PIDSTAT_CPU_HEADER.search(text):
+            continue
+        end = index + 1
+        while end < len(texts) and texts[end]:
+            end += 1
+        rows = [row for row in pidstat.parse("\n".join(texts[index:end]))["cpu"]
+                if row.get("%CPU") is not None]
+        total = sum(row["%CPU"] for row in rows)
+        busiest = max(rows, key=lambda row: row["%CPU"], default=None)
+        if busiest is None or busiest["%CPU"] < 50 or busiest["%CPU"] < 0.8 * total:
+            continue
+        if (busiest.get("%usr", busiest.get("%user")) or 0) == 0 and (busiest.get("%system") or 0) >= 50:
+            return busiest["command"]
+    return None
+
+
+SYSSTAT_TIME = re.compile(r"^(?:\d\d:\d\d:\d\d|Average:)")
+
+
+def _joined_rows(texts: List[str]) -> List[str]:
+    """sysstat rows (a time first) a mail client wrapped: the words it moved to the next line,
+    which starts with no time of its own, joined back with a space (the `word-joined` layout
+    leaves a line that starts with a number alone).
+
+    >>> rows = _joined_rows(["14:02:11      UID      TGID       TID    %usr %system  %guest   %wait",
+    ...     "%CPU   CPU  Command", "14:02:16        0        41         -    0.00   99.60    0.00    0.00",
+    ...     "99.60     2  kswapd0", "14:02:16     1000       612         -   12.40    6.20  18.60  0  node"])
+    >>> [row.split()[-1] for row in rows], rows[1].split()[-3:]
+    (['Command', 'kswapd0', 'node'], ['99.60', '2', 'kswapd0'])
+    """
+    out: List[str] = []
+    for text in texts:
+        if (out and text and SYSSTAT_TIME.match(out[-1]) and not SYSSTAT_TIME.match(text)
+                and not out[-1].endswith("Command") and len(out[-1]) >= 60):
+            out[-1] = out[-1] + " " + text
+        else:
+            out.append(text)
+    return out
 
 
 def _kernel_entries_of(block: Block, thread: str) -> None:

@@ -17,6 +17,40 @@ one-frame stack: the layout (and so the ancestry) is unknown, Data quality says 
 
     >>> [(s[0][0].name, s[1]) for s in read_symbols(["2345678  41.2345  vmlinux  .text.lock.spinlock"], set()).stacks]
     [('.text.lock.spinlock', 2345678.0)]
+
+A symbol may also come first, as people type a summary or a tool they knew exports it (rule R1):
+the symbol then a share and nothing else (`smp_call_function_many_cond   38.9%`, at any
+indentation, `~30%` for "about 30 %"), or the first column of a table row whose other columns
+are numbers (with a unit: `412.580s`, `12ms`), shares and a module (`vmlinux`, `[kernel]`): an
+Intel VTune Hotspots grid, a retyped screenshot. Such a row needs a share: without one, a
+`name  number` line is a counter (/proc/vmstat), not a profile row.
+
+    >>> rows = ["smp_call_function_many_cond   38.9%", "  shrink_page_list  ~30%",
+    ...         "audit_filter_rules            vmlinux      412.580s       23.1%",
+    ...         "pgscan_kswapd 12345", "nr_free_pages   4096"]
+    >>> [(s[0][0].name, s[1]) for s in read_symbols(rows, set()).stacks]
+    [('smp_call_function_many_cond', 38.9), ('shrink_page_list', 30.0), ('audit_filter_rules', 23.1)]
+
+A call chain written with arrows, root first, as people describe a flame graph's towers or a
+stack in prose (`page_fault -> do_page_fault -> ... -> rwsem_down_read_failed  (~45%)`), is one
+stack, wrapped lines that start or end with an arrow joined back to it (rule R4). Its weight is the
+share on it, else 1; frames above the kernel entry (`entry_SYSCALL_64`, `do_syscall_64`,
+`page_fault`, `el0_svc`...) are user space, and of `a / b` alternatives the first is taken.
+
+These chains are read first (`read_chains`, layout `arrow-chains`): they keep their ancestry, so
+a leaf counts for the path written above it, as in a call graph; the symbols of other lines are
+then left out, as a flat listing beside call stacks is.
+
+    >>> chain = ["1. page_fault -> do_page_fault -> call_rwsem_down_read_failed",
+    ...          "   -> rwsem_down_read_failed -> rwsem_spin_on_owner / osq_lock   (~45% of the width)",
+    ...          "- __libc_pread64 -> entry_SYSCALL_64 -> do_syscall_64 -> vfs_read  ~27%"]
+    >>> block = read_chains(chain, set())
+    >>> [([(f.name, f.kind) for f in s[0]][-2:], s[1]) for s in block.stacks]
+    [([('rwsem_down_read_failed', 'kernel'), ('rwsem_spin_on_owner', 'kernel')], 45.0), ([('do_syscall_64', 'kernel'), ('vfs_read', 'kernel')], 27.0)]
+    >>> [f.kind for f in block.stacks[1][0]][:2], block.flat
+    (['user', 'kernel'], False)
+    >>> read_chains(["sys_read -> vfs_read", "as seen in the profile"], set()) is None   # two names: prose
+    True
 """
 from __future__ import annotations
 
@@ -30,11 +64,14 @@ from .common import Block, plural
 _MARKED = re.compile(r"\[k\]\s+(?P<sym>[A-Za-z_][\w.$]*)")
 _OFFSET = re.compile(r"(?<![\w.$])(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
 _CRASH = re.compile(r"#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+")
-_NUMBER = r"\d+(?:[.,]\d+)?%?"
+_NUMBER = r"[~≈]?\d+(?:[.,]\d+)?%?"
 _BARE = re.compile(r"^\s+(?:" + _NUMBER + r"\s+){0,2}(?P<sym>[A-Za-z_][A-Za-z0-9]*_[\w.$]*)(?:\s+" + _NUMBER + r"){0,2}\s*$")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)%")
 _TABLE_SYMBOL = re.compile(r"^(?:\.text\.[\w.]+|[A-Za-z_][A-Za-z0-9]*_[\w.$]*)$")
 _TABLE_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?(?:e[-+]?\d+)?%?$")
+_SHARE_AFTER = re.compile(r"^\s*(?P<sym>[A-Za-z_][A-Za-z0-9]*_[\w.$]*)\s+[~≈]?\d+(?:[.,]\d+)?%\s*$")
+_ROW_NUMBER = re.compile(r"^[~≈]?\d+(?:[.,]\d+)?(?:%|s|ms|us|k|K|M)?$")
+_ROW_MODULE = re.compile(r"^(?:vmlinux|kernel|\[kernel(?:\.kallsyms)?\]|\[k\]|[\w-]+\.ko)$")
 _COUNTED = re.compile(r"^\s*(?:(?P<a>\d+)\s+[A-Za-z_]\S*|[A-Za-z_]\S*\s+(?P<b>\d+))\s*$")
 MAX_LINE = 2000
 
@@ -61,8 +98,57 @@ def read_symbols(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
     return block
 
 
+_ARROW = re.compile(r"\s*(?:->|→)\s*")
+_CHAIN_NAME = re.compile(r"^(?:\d+[.)]|[-*•])?\s*(?P<sym>[A-Za-z_][\w.$:]*)")
+_ENTRY = re.compile(r"^(?:entry_SYSCALL|entry_INT80|entry_SYSENTER|system_call|do_syscall_64$|do_syscall_32|"
+                    r"page_fault$|asm_exc_page_fault$|async_page_fault$|el0_svc|el0_da|el0_sync|ret_from_fork)")
+
+
+def read_chains(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
+    """A block of the call chains written with arrows, when one has three frames or more."""
+    chains = list(_chains(lines, taken))
+    if not any(len(frames) >= 3 for _, frames, _ in chains):
+        return None
+    block = Block("arrow-chains", 0, len(lines), unit="mixed")
+    for _, frames, weight in chains:
+        block.stacks.append((frames, weight, "", None, None))
+    block.notes.append(f"layout not recognised: read {plural(len(chains), 'call chain')} written with arrows "
+                       "(root first), each weighted by the percentage on it, else 1; other lines not read")
+    return block
+
+
+def _chains(lines: Sequence[str], taken: Set[int]):
+    """(line indexes, frames root first, weight) of each arrow-written call chain (rule R4)."""
+    joined = []            # [(indexes, text)]
+    for index, line in enumerate(lines):
+        if index in taken or len(line) > MAX_LINE:
+            continue
+        text = line.strip().lstrip("> ").strip()
+        continues = joined and joined[-1][0][-1] == index - 1 and (
+            re.match(r"^(?:->|→)", text) or re.search(r"(?:->|→)\s*$", joined[-1][1]))
+        if continues:
+            joined[-1] = (joined[-1][0] + [index], joined[-1][1] + " " + text)
+        elif "->" in text or "→" in text:
+            joined.append(([index], text))
+    for indexes, text in joined:
+        parts = [part for part in _ARROW.split(text) if part.strip()]
+        names = []
+        for part in parts:
+            found = _CHAIN_NAME.match(part.strip())
+            if not found or found["sym"].endswith(":"):
+                names = []
+                break
+            names.append(normalize(found["sym"]) or found["sym"])
+        if len(names) < 2:
+            continue
+        entry = next((i for i, name in enumerate(names) if _ENTRY.match(name)), 0)
+        frames = tuple(Frame(name, "user" if i < entry else "kernel") for i, name in enumerate(names))
+        percent = _PERCENT.search(text)
+        yield indexes, frames, float(percent[1].replace(",", ".")) if percent else 1.0
+
+
 def _symbol(line: str) -> Optional[str]:
-    for pattern in (_MARKED, _CRASH, _OFFSET, _BARE):
+    for pattern in (_MARKED, _CRASH, _OFFSET, _BARE, _SHARE_AFTER):
         found = pattern.search(line)
         if found:
             return normalize(found["sym"])
@@ -73,6 +159,8 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
     """A row whose last column is a kernel symbol and which has a number column: columns apart
     by two or more spaces (a table), or only numbers before the symbol (`543 11.3 sym`)."""
     tokens = line.split()
+    if 2 < len(tokens) <= 10 and _TABLE_SYMBOL.match(tokens[0]) and not _TABLE_SYMBOL.match(tokens[-1]):
+        return _name_first_row(line, tokens)
     if len(tokens) < 2 or len(tokens) > 10 or not _TABLE_SYMBOL.match(tokens[-1]):
         return None
     numbers = [t for t in tokens[:-1] if _TABLE_NUMBER.match(t)]
@@ -95,3 +183,17 @@ def _weight(line: str) -> float:
     if counted:
         return float(counted["a"] or counted["b"])
     return 1.0
+
+
+def _name_first_row(line: str, tokens: Sequence[str]) -> Optional[Tuple[str, float]]:
+    """`sym  module  412.580s  23.1%`: the symbol first, then only numbers, shares and a module,
+    columns apart by two or more spaces; weighted by its share (rule R1)."""
+    rest = tokens[1:]
+    if len(re.split(r"\s{2,}", line.strip())) < 3:
+        return None
+    if not all(_ROW_NUMBER.match(t) or _ROW_MODULE.match(t) for t in rest):
+        return None
+    percent = _PERCENT.search(line)
+    if not percent:
+        return None
+    return normalize(tokens[0]) or tokens[0], float(percent[1].replace(",", "."))
