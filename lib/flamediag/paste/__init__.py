@@ -160,7 +160,7 @@ def read_paste(text: str) -> PasteResult:
             covered.update(range(block.start, block.end))
     # a mail client may have wrapped the task table's rows and not the listing: the table is read in
     # the layout that joins them back (as metric sections are, rule K6)
-    thread = next((t for t in map(_busy_kernel_thread, [lines, *others]) if t), None)
+    thread = next((t for t in map(_busy_task_row, [lines, *others]) if t), None)
     for block in blocks:
         _look_above(block, lines)
         if thread is not None:
@@ -238,6 +238,12 @@ def read_evidence(text: str) -> Dict[str, str]:
     return find_sections(unwrap(text))[0]
 
 
+def _busy_task_row(lines: Sequence[str]) -> Optional[str]:
+    """The kernel thread a pasted `top` (rule I2) or, failing that, `pidstat` table (rule R5) shows
+    doing nearly all of the CPU work."""
+    return _busy_kernel_thread(lines) or _busy_pidstat_thread(lines)
+
+
 def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     """The kernel thread a pasted `top` task table shows doing nearly all of the CPU work: a row with
     VIRT, RES and SHR 0 (no user memory: a kernel thread) at half a CPU or more, holding at least
@@ -277,7 +283,7 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     total = sum(cpu for _, cpu, _ in rows)
     busiest = max(rows, key=lambda row: row[1], default=None)
     if busiest is None or not busiest[2] or busiest[1] < 50 or busiest[1] < 0.8 * total:
-        return _busy_pidstat_thread(lines)
+        return None
     return busiest[0]
 
 
