@@ -499,3 +499,61 @@ def test_workqueue_execute_start_events_read_as_work_items_not_cpu():
     assert weights[(("worker_thread", "process_one_work", "lru_add_drain_per_cpu"), "kworker/5:1", 5)] == 1
     assert weights[(("worker_thread", "process_one_work", "vmstat_update"), "kworker/8:1", 8)] == 1
     assert "workqueue_execute_start events" in result.profile.not_cpu
+
+
+SOFT_LOCKUP_529 = """watchdog: BUG: soft lockup - CPU#11 stuck for 22s! [php-fpm7.4:30411]
+CPU: 11 PID: 30411 Comm: php-fpm7.4 Not tainted 5.4.0-14-generic #17-Ubuntu
+RIP: 0010:shrink_node+0x1a2/0x4c0
+RSP: 0018:ffffb3c2c7a2fcb8 EFLAGS: 00000282 ORIG_RAX: ffffffffffffff13
+Call Trace:
+ do_try_to_free_pages+0xc9/0x360
+ try_to_free_mem_cgroup_pages+0xf0/0x1b0
+ reclaim_high.constprop.0+0x8e/0xd0
+ mem_cgroup_handle_over_high+0x47/0x80
+ exit_to_usermode_loop+0xa4/0x100"""
+
+
+@pytest.mark.parametrize("prefix", [
+    "Mar  4 09:17:12 web07 kernel: [ 3031.120412] ",         # traditional syslog, as before
+    "Mar 04 09:17:12.123456 web07 kernel: ",                 # journalctl -o short-precise
+    "2020-03-04T09:17:12.123456+01:00 web07 kernel: ",       # rsyslog file format, RFC 3339
+    "2020-03-04T09:17:12+0100 web07 kernel: ",               # journalctl -o short-iso
+    "[ 3031.120412] web07 kernel: ",                         # journalctl -o short-monotonic
+    "[Wed Mar  4 09:17:12 2020] ",                           # dmesg -T
+    "kern  :warn  : [ 3031.120412] ",                        # dmesg -x
+])
+def test_rule_n2_any_log_time_stamp_is_a_kernel_log_prefix_probe_n_1224_1226_1229(prefix):
+    """Rule N2 (realworld-probe-n cases 1224, 1226, 1229 with other log tools' stamps): the trace
+    is read as one stack with its CPU and task, not as stray symbols by the last-resort reader."""
+    text = "\n".join(prefix + line for line in SOFT_LOCKUP_529.split("\n"))
+    result = read_paste(text)
+    assert result.formats == ["oops"]
+    [(names, comm, cpu)] = reading(result)
+    assert (comm, cpu) == ("php-fpm7.4", 11)
+    assert names[-1] == "shrink_node" and "reclaim_high" in names
+
+
+def test_rule_n1_powerpc_trace_reads_nip_frames_and_unreliable_first_frame_probe_n_1233():
+    """Rule N1 (realworld-probe-n case 1233 on a POWER console): `[SP] [PC] .sym+off/size` frames,
+    `NIP [addr] sym` as the leaf, an `(unreliable)` first frame that only repeats the NIP's function
+    dropped, and `--- interrupt: 901 at sym` cutting the timer's frames off with `LR = sym`
+    confirming the unreliable frame below it as the leaf's caller."""
+    result = read_paste((FIXTURES / "hand-soft-lockup-ppc64-nip-sp-pc-frames-zone-reclaim.txt").read_text())
+    [(names, comm, cpu)] = reading(result)
+    assert (comm, cpu) == ("db2sysc", 24)
+    assert names[-3:] == ("zone_reclaim", "shrink_zone", "shrink_inactive_list")
+    result = read_paste((FIXTURES / "hand-rcu-stall-ppc64le-interrupt-at-zone-lock-free-pcppages.txt").read_text())
+    [(names, comm, _)] = reading(result)
+    assert comm == "worker"
+    assert names[-3:] == ("free_unref_page_list", "free_pcppages_bulk", "_raw_spin_lock")
+    assert "hrtimer_interrupt" not in names and "sched_show_task" not in names
+
+
+def test_rule_n3_arm_lower_case_register_dump_stays_in_the_trace_probe_n_1228():
+    """Rule N3 (the arm64 console form of realworld-probe-n case 1228): `pstate:`, `lr :`, `sp :` and
+    `x29:` rows between the CPU line and `Call trace:` do not end the trace, so its one stack keeps
+    the CPU and the ksoftirqd/2 task the header named."""
+    name = "hand-soft-lockup-arm64-console-lowercase-registers-ksoftirqd-mvpp2-nic-softirq.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("ksoftirqd/2", 2)
+    assert names[-1] == "fib_table_lookup" and "mvpp2_poll" in names
