@@ -557,3 +557,13 @@ def test_rule_n3_arm_lower_case_register_dump_stays_in_the_trace_probe_n_1228():
     [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
     assert (comm, cpu) == ("ksoftirqd/2", 2)
     assert names[-1] == "fib_table_lookup" and "mvpp2_poll" in names
+
+
+def test_rule_n3_i386_eflags_line_stays_in_the_register_dump_probe_n_1221_1233():
+    """Rule N3 (the i386 console form of realworld-probe-n's 2.6-era soft lockups): ` EFLAGS: ...
+    Not tainted` on its own line does not end the trace, so `EIP is at _spin_lock` is the leaf of the
+    frames printed below the register dump, one stack of java on CPU 1."""
+    name = "hand-soft-lockup-i386-console-eflags-line-direct-reclaim-lru-lock.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 1)
+    assert names[-3:] == ("shrink_zone", "shrink_active_list", "_spin_lock")

@@ -118,9 +118,11 @@ HEADERS = (
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
 # ARM's register dump is lower case (rule N3): arm64 `pstate: 80400089 (Nzcv daIf ...)`, `lr : sym+off/size`,
 # `sp : ffff8000b2f4b9c0`, `x29: ffff... x28: ...`; 32-bit ARM `pc : [<c0..>]    lr : [<c0..>]    psr: 60000013`,
-# `r10: ...`, `LR is at sym+off/size`.
+# `r10: ...`, `LR is at sym+off/size`. i386 (2.6.x) prints ` EFLAGS: 00000286    Not tainted  (2.6.24-19-server #1)`
+# on its own line in show_regs, and its oops dump in lower case (`eax: 00000000   ebx: ...`, `ds: 007b   es: 007b`).
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|GPR\d\d:|IRQMASK:|LR\s+\[[0-9a-f]+\]|LR = |LR is at |"
                       r"(?:pstate|psr|lr|sp|ip|fp|pc|x\d{1,2}|r\d{1,2})\s*:\s*(?:\[<)?[0-9a-f]|lr\s*:\s*" + SYM + r"\+0x|"
+                      r"EFLAGS:\s*[0-9a-f]|(?:e[abcd]x|e[sd]i|e[bs]p|[cdefgs]s)\s*:\s*[0-9a-f]|"
                       r"Instruction dump:|TASK = [0-9a-f]+\[|(?:<?[0-9a-fX]{8}>?\s+){3,}<?[0-9a-fX]{8}>?\s*$|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
