@@ -567,3 +567,22 @@ def test_rule_n3_i386_eflags_line_stays_in_the_register_dump_probe_n_1221_1233()
     [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
     assert (comm, cpu) == ("java", 1)
     assert names[-3:] == ("shrink_zone", "shrink_active_list", "_spin_lock")
+
+
+def test_rule_n3_x86_task_ti_line_stays_in_the_register_dump_probe_n_1232():
+    """Rule N3 (the console form of realworld-probe-n case 1232): `task: <addr> ti: <addr>` does not
+    end the trace, so the RIP's change_protection_range is the leaf of java's one stack on CPU 87."""
+    name = "hand-soft-lockup-console-x86-task-ti-line-numa-balancing.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 87)
+    assert names[-2:] == ("change_protection", "change_protection_range")
+
+
+def test_rule_n4_s390_psw_paren_frame_and_last_breaking_event_probe_n_1222():
+    """Rule N4 (the s390x form of realworld-probe-n case 1222): the PSW names the leaf, the
+    parenthesised first entry is left out like a `?` one, the breaking-event entry is no caller."""
+    name = "hand-soft-lockup-s390x-psw-paren-frame-last-breaking-event-zone-lock.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 2)
+    assert names[-2:] == ("free_pcppages_bulk", "arch_spin_lock_wait")
+    assert names.count("arch_spin_lock_wait") == 1

@@ -57,9 +57,11 @@ PREFIX = re.compile(
 # PowerPC's show_stack (2.6.x-6.x, ppc64 and ppc64le) prints `[SP] [PC] sym+off/size`, the stack
 # pointer and the return address in bare brackets, and marks the first frame ` (unreliable)`: its
 # saved link register may predate the leaf, like x86's `?` entries (rule N1).
+# s390 prints the first entry, the return register's address, in parentheses (`([<...>] sym+off/size)`):
+# it may predate the leaf too (rule N4).
 FRAME = re.compile(
-    r"^\s*(?:\[<[0-9a-fx]+>\]\s*|\[[0-9a-f]{8,16}\]\s+\[[0-9a-f]{8,16}\]\s+)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
-    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?(?P<unreliable>\s+\(unreliable\))?\s*$"
+    r"^\s*(?P<paren>\()?(?:\[<[0-9a-fx]+>\]\s*|\[[0-9a-f]{8,16}\]\s+\[[0-9a-f]{8,16}\]\s+)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
+    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?(?P<unreliable>\s+\(unreliable\)|(?(paren)\)))?\s*$"
 )
 PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+" + SYM + r"\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
 # `<<EOE>>` (2.6.2x-2.6.3x): the end of an exception stack (NMI, debug, double fault).
@@ -67,13 +69,16 @@ MARKER = re.compile(r"^\s*<(?P<close>/|<)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|
 # PowerPC names the interrupted instruction `NIP [c000000000123456] sym+off/size` (its register dump's
 # `NIP: c000...` line carries no name), and inside a trace `--- interrupt: 901 at sym+off/size` (2.6.x-5.x;
 # `--- Exception:` on 2.6.1x) where x86 prints an inline RIP: the frames above it are the interrupt.
-RIP = re.compile(r"^\s*(?:(?:RIP|EIP|PC|pc)(?: is at)?\s*:?|NIP\s+\[[0-9a-f]+\]|---\s+(?:interrupt|Exception):\s+[0-9a-f]+\s+at)"
+# s390 names it in the PSW: `Krnl PSW : 0704c00180000000 000000000011a2b4 (arch_spin_lock_wait+0x54/0x98)` (rule N4).
+RIP = re.compile(r"^\s*(?:(?:RIP|EIP|PC|pc)(?: is at)?\s*:?|NIP\s+\[[0-9a-f]+\]|---\s+(?:interrupt|Exception):\s+[0-9a-f]+\s+at"
+                 r"|Krnl PSW\s*:\s*[0-9a-f]+\s+[0-9a-f]+\s+\()"
                  r"\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?"
                  r"(?:\[<[0-9a-f]+>\]\s*|<[0-9a-f]+>\{(?=[^}]+\+\d+\}))?" + SYM + r"\+(?:0x[0-9a-f]+|\d+\})")
 # PowerPC's link register beside the NIP: `LR [c0000000001a5008] .shrink_inactive_list+0x488/0x7a0` in the
 # register dump, `    LR = free_pcppages_bulk+0x98/0x3e0` under `--- interrupt:`. It confirms an
 # `(unreliable)` first frame; the NIP's own function there is the leaf again, not its caller.
 LINK_REGISTER = re.compile(r"^\s*LR(?:\s+\[[0-9a-f]+\]|\s*=)\s*" + SYM + r"\+0x[0-9a-f]+")
+LAST_BREAK = re.compile(r"^\s*Last Breaking-Event-Address:\s*$")
 # The end of a /proc/PID/stack dump on kernels before 4.x: `[<ffffffffffffffff>] 0xffffffffffffffff`.
 PROC_STACK_END = re.compile(r"^\s*\[<f{16}>\]\s+0xf{16}\s*$")
 # A task reported asleep: the hung-task watchdog's "blocked for more than N seconds" (a task in
@@ -123,6 +128,10 @@ SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\
 REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|GPR\d\d:|IRQMASK:|LR\s+\[[0-9a-f]+\]|LR = |LR is at |"
                       r"(?:pstate|psr|lr|sp|ip|fp|pc|x\d{1,2}|r\d{1,2})\s*:\s*(?:\[<)?[0-9a-f]|lr\s*:\s*" + SYM + r"\+0x|"
                       r"EFLAGS:\s*[0-9a-f]|(?:e[abcd]x|e[sd]i|e[bs]p|[cdefgs]s)\s*:\s*[0-9a-f]|"
+                      # x86_64 3.x-4.13: `task: ffff88203f9a8000 ti: ffff88203f9b0000 task.ti: ...` / `task.stack:`
+                      r"task: [0-9a-f]+ (?:ti|task\.stack):|"
+                      # s390 (rule N4): `Krnl GPRS:`, `Krnl Code:` and its `#`/`>`-marked disassembly rows, the PSW bits
+                      r"Krnl (?:GPRS|Code):|[#>]?[0-9a-f]{16}:\s|R:\d T:\d|"
                       r"Instruction dump:|TASK = [0-9a-f]+\[|(?:<?[0-9a-fX]{8}>?\s+){3,}<?[0-9a-fX]{8}>?\s*$|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
@@ -187,6 +196,7 @@ class Trace:
     head_rip: Optional[str] = None      # the RIP of the register dump printed before `Call Trace:`
     in_call_trace: bool = False
     lr: Optional[str] = None            # PowerPC's link register at the interrupt: the leaf's caller
+    after_last_break: bool = False      # s390's `Last Breaking-Event-Address:` entry follows the trace
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
         """Frames root first, and the leaf's context when a section marker says so."""
@@ -365,6 +375,12 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
         trace.rip_stale_at = len(trace.stale)
         trace.lr = None
         return True
+    if LAST_BREAK.match(text):
+        # s390's last branch before the PSW, printed after the trace: not a caller
+        trace.after_last_break = True
+        return True
+    if trace.after_last_break:
+        return bool(FRAME.match(text) or REGISTER.match(text))
     link = LINK_REGISTER.match(text)
     if link:
         trace.lr = normalize(link["sym"])
@@ -389,7 +405,7 @@ def _frame(text: str, trace: Trace, section: str) -> bool:
         # the first frame after the interrupted instruction, confirmed by the link register: the
         # leaf's caller (a leaf function had not saved its return address yet)
         trace.frames.append((name, section))
-    elif match["stale"] or match["unreliable"]:
+    elif match["stale"] or match["unreliable"] or match["paren"]:
         trace.stale.append((normalize(match["sym"]), section))
     else:
         trace.frames.append((normalize(match["sym"]), section))
