@@ -127,3 +127,5 @@ accuracy: venv
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-h | tail -n 1 | sed 's/^/probe set H with evidence: /'
 	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-l | tail -n 1 | sed 's/^/probe set L (kernels 6.1-6.16): /'
 	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-l | tail -n 1 | sed 's/^/probe set L with evidence: /'
+	@$(VPY) test/accuracy --cases test/fixtures/realworld-probe-n | tail -n 1 | sed 's/^/probe set N (lockup, stall and crash traces): /'
+	@$(VPY) test/accuracy --evidence --cases test/fixtures/realworld-probe-n | tail -n 1 | sed 's/^/probe set N with evidence: /'

@@ -542,3 +542,90 @@ def test_proc_softirqs_read_twice_is_a_window_of_per_cpu_deltas():
     assert facts.get("softirq.delta.NET_RX.top_cpu") == 0 and facts.get("softirq.delta.NET_RX.top_share") > 0.99
     once = read_paste(text.replace("      NET_RX: 2919031344      15220      14874\n", ""))
     assert "proc.softirqs" not in once.sections
+
+
+SOFT_LOCKUP_529 = """watchdog: BUG: soft lockup - CPU#11 stuck for 22s! [php-fpm7.4:30411]
+CPU: 11 PID: 30411 Comm: php-fpm7.4 Not tainted 5.4.0-14-generic #17-Ubuntu
+RIP: 0010:shrink_node+0x1a2/0x4c0
+RSP: 0018:ffffb3c2c7a2fcb8 EFLAGS: 00000282 ORIG_RAX: ffffffffffffff13
+Call Trace:
+ do_try_to_free_pages+0xc9/0x360
+ try_to_free_mem_cgroup_pages+0xf0/0x1b0
+ reclaim_high.constprop.0+0x8e/0xd0
+ mem_cgroup_handle_over_high+0x47/0x80
+ exit_to_usermode_loop+0xa4/0x100"""
+
+
+@pytest.mark.parametrize("prefix", [
+    "Mar  4 09:17:12 web07 kernel: [ 3031.120412] ",         # traditional syslog, as before
+    "Mar 04 09:17:12.123456 web07 kernel: ",                 # journalctl -o short-precise
+    "2020-03-04T09:17:12.123456+01:00 web07 kernel: ",       # rsyslog file format, RFC 3339
+    "2020-03-04T09:17:12+0100 web07 kernel: ",               # journalctl -o short-iso
+    "[ 3031.120412] web07 kernel: ",                         # journalctl -o short-monotonic
+    "[Wed Mar  4 09:17:12 2020] ",                           # dmesg -T
+    "kern  :warn  : [ 3031.120412] ",                        # dmesg -x
+])
+def test_rule_n2_any_log_time_stamp_is_a_kernel_log_prefix_probe_n_1224_1226_1229(prefix):
+    """Rule N2 (realworld-probe-n cases 1224, 1226, 1229 with other log tools' stamps): the trace
+    is read as one stack with its CPU and task, not as stray symbols by the last-resort reader."""
+    text = "\n".join(prefix + line for line in SOFT_LOCKUP_529.split("\n"))
+    result = read_paste(text)
+    assert result.formats == ["oops"]
+    [(names, comm, cpu)] = reading(result)
+    assert (comm, cpu) == ("php-fpm7.4", 11)
+    assert names[-1] == "shrink_node" and "reclaim_high" in names
+
+
+def test_rule_n1_powerpc_trace_reads_nip_frames_and_unreliable_first_frame_probe_n_1233():
+    """Rule N1 (realworld-probe-n case 1233 on a POWER console): `[SP] [PC] .sym+off/size` frames,
+    `NIP [addr] sym` as the leaf, an `(unreliable)` first frame that only repeats the NIP's function
+    dropped, and `--- interrupt: 901 at sym` cutting the timer's frames off with `LR = sym`
+    confirming the unreliable frame below it as the leaf's caller."""
+    result = read_paste((FIXTURES / "hand-soft-lockup-ppc64-nip-sp-pc-frames-zone-reclaim.txt").read_text())
+    [(names, comm, cpu)] = reading(result)
+    assert (comm, cpu) == ("db2sysc", 24)
+    assert names[-3:] == ("zone_reclaim", "shrink_zone", "shrink_inactive_list")
+    result = read_paste((FIXTURES / "hand-rcu-stall-ppc64le-interrupt-at-zone-lock-free-pcppages.txt").read_text())
+    [(names, comm, _)] = reading(result)
+    assert comm == "worker"
+    assert names[-3:] == ("free_unref_page_list", "free_pcppages_bulk", "_raw_spin_lock")
+    assert "hrtimer_interrupt" not in names and "sched_show_task" not in names
+
+
+def test_rule_n3_arm_lower_case_register_dump_stays_in_the_trace_probe_n_1228():
+    """Rule N3 (the arm64 console form of realworld-probe-n case 1228): `pstate:`, `lr :`, `sp :` and
+    `x29:` rows between the CPU line and `Call trace:` do not end the trace, so its one stack keeps
+    the CPU and the ksoftirqd/2 task the header named."""
+    name = "hand-soft-lockup-arm64-console-lowercase-registers-ksoftirqd-mvpp2-nic-softirq.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("ksoftirqd/2", 2)
+    assert names[-1] == "fib_table_lookup" and "mvpp2_poll" in names
+
+
+def test_rule_n3_i386_eflags_line_stays_in_the_register_dump_probe_n_1221_1233():
+    """Rule N3 (the i386 console form of realworld-probe-n's 2.6-era soft lockups): ` EFLAGS: ...
+    Not tainted` on its own line does not end the trace, so `EIP is at _spin_lock` is the leaf of the
+    frames printed below the register dump, one stack of java on CPU 1."""
+    name = "hand-soft-lockup-i386-console-eflags-line-direct-reclaim-lru-lock.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 1)
+    assert names[-3:] == ("shrink_zone", "shrink_active_list", "_spin_lock")
+
+
+def test_rule_n3_x86_task_ti_line_stays_in_the_register_dump_probe_n_1232():
+    """Rule N3 (the console form of realworld-probe-n case 1232): `task: <addr> ti: <addr>` does not
+    end the trace, so the RIP's change_protection_range is the leaf of java's one stack on CPU 87."""
+    name = "hand-soft-lockup-console-x86-task-ti-line-numa-balancing.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 87)
+    assert names[-2:] == ("change_protection", "change_protection_range")
+
+
+def test_rule_n4_s390_psw_paren_frame_and_last_breaking_event_probe_n_1222():
+    """Rule N4 (the s390x form of realworld-probe-n case 1222): the PSW names the leaf, the
+    parenthesised first entry is left out like a `?` one, the breaking-event entry is no caller."""
+    name = "hand-soft-lockup-s390x-psw-paren-frame-last-breaking-event-zone-lock.txt"
+    [(names, comm, cpu)] = reading(read_paste((FIXTURES / name).read_text()))
+    assert (comm, cpu) == ("java", 2)
+    assert names[-2:] == ("free_pcppages_bulk", "arch_spin_lock_wait")
+    assert names.count("arch_spin_lock_wait") == 1

@@ -35,22 +35,50 @@ from .common import ELISION, Block, Miss, finish, kernel_frames, plural
 SYM = r"(?::[\w-]+:)?(?P<sym>\.?[A-Za-z_][\w.$]*)"
 # 2.6.9 x86_64 (RHEL 4) prints several frames per line, offsets in decimal: `<ffffffff80178d8f>{__getblk+36}`.
 OLD_FRAME = re.compile(r"<[0-9a-f]{8,16}>\{" + SYM + r"\+\d+\}")
+# The time stamp before a log line's host and `kernel:` (rule N2): the traditional syslog one
+# (`Nov 22 07:00:00`, with microseconds from `journalctl -o short-precise`), RFC 3339 / ISO 8601
+# (rsyslog's file format, syslog-ng, `journalctl -o short-iso`: `2020-09-27T14:03:22.412345+02:00`)
+# and the monotonic seconds of `journalctl -o short-monotonic` (`[ 3031.120412] host kernel:`).
+LOG_STAMP = (r"(?:\w{3}\s+\d+\s+[\d:]+(?:\.\d+)?|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+             r"|\[\s*\d+\.\d+\])")
+SYSLOG_HEAD = LOG_STAMP + r"\s+\S+\s+kernel:"
+# `dmesg -T` prints the wall-clock time in brackets (`[Wed Mar  4 09:17:12 2020]`), `dmesg -x` the
+# facility and level before it (`kern  :warn  : `).
+DMESG_TIME = r"(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\])"
+DMESG_LEVEL = r"kern\s*:\s*(?:emerg|alert|crit|err|warn|notice|info|debug)\s*:"
 PREFIX = re.compile(
     # a log quoted with an indent (git log's four spaces in a commit message, a mail's): the indent
     # belongs to the prefix when a syslog, printk level or dmesg time follows it
-    r"^(?:\s+(?=(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:|<\d>|\[\s*\d+\.\d+\]))?"
-    r"(?:(?:\w{3}\s+\d+\s+[\d:]+\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
-    r"(?:<\d>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
+    r"^(?:\s+(?=(?:" + LOG_STAMP + r"\s+\S+\s+)?kernel:|<\d>|" + DMESG_TIME + "|" + DMESG_LEVEL + r"))?"
+    r"(?:(?:" + LOG_STAMP + r"\s+\S+\s+)?kernel:\s*)?"  # syslog: "Nov 22 07:00:00 host kernel: ", "kernel: "
+    r"(?:" + DMESG_LEVEL + r"\s*)?"
+    r"(?:<\d>)?(?:" + DMESG_TIME + r"\s?)?(?:\[\s*[CT]\d+\]\s?)?"  # dmesg time, printk caller id
 )
+# PowerPC's show_stack (2.6.x-6.x, ppc64 and ppc64le) prints `[SP] [PC] sym+off/size`, the stack
+# pointer and the return address in bare brackets, and marks the first frame ` (unreliable)`: its
+# saved link register may predate the leaf, like x86's `?` entries (rule N1).
+# s390 prints the first entry, the return register's address, in parentheses (`([<...>] sym+off/size)`):
+# it may predate the leaf too (rule N4).
 FRAME = re.compile(
-    r"^\s*(?:\[<[0-9a-fx]+>\]\s*)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
-    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?\s*$"
+    r"^\s*(?P<paren>\()?(?:\[<[0-9a-fx]+>\]\s*|\[[0-9a-f]{8,16}\]\s+\[[0-9a-f]{8,16}\]\s+)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
+    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?(?P<unreliable>\s+\(unreliable\)|(?(paren)\)))?\s*$"
 )
 PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+" + SYM + r"\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
 # `<<EOE>>` (2.6.2x-2.6.3x): the end of an exception stack (NMI, debug, double fault).
 MARKER = re.compile(r"^\s*<(?P<close>/|<)?(?P<name>IRQ|EOI|NMI|TASK|SOFTIRQ|#DF|DB|MCE|VE|EOE)>?>\s*(?P<rest>.*)$")
-RIP = re.compile(r"^\s*(?:RIP|EIP|PC|pc)(?: is at)?\s*:?\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?"
+# PowerPC names the interrupted instruction `NIP [c000000000123456] sym+off/size` (its register dump's
+# `NIP: c000...` line carries no name), and inside a trace `--- interrupt: 901 at sym+off/size` (2.6.x-5.x;
+# `--- Exception:` on 2.6.1x) where x86 prints an inline RIP: the frames above it are the interrupt.
+# s390 names it in the PSW: `Krnl PSW : 0704c00180000000 000000000011a2b4 (arch_spin_lock_wait+0x54/0x98)` (rule N4).
+RIP = re.compile(r"^\s*(?:(?:RIP|EIP|PC|pc)(?: is at)?\s*:?|NIP\s+\[[0-9a-f]+\]|---\s+(?:interrupt|Exception):\s+[0-9a-f]+\s+at"
+                 r"|Krnl PSW\s*:\s*[0-9a-f]+\s+[0-9a-f]+\s+\()"
+                 r"\s*(?:[0-9a-f]{4}:)?(?:\[<[0-9a-f]+>\]\s*)?"
                  r"(?:\[<[0-9a-f]+>\]\s*|<[0-9a-f]+>\{(?=[^}]+\+\d+\}))?" + SYM + r"\+(?:0x[0-9a-f]+|\d+\})")
+# PowerPC's link register beside the NIP: `LR [c0000000001a5008] .shrink_inactive_list+0x488/0x7a0` in the
+# register dump, `    LR = free_pcppages_bulk+0x98/0x3e0` under `--- interrupt:`. It confirms an
+# `(unreliable)` first frame; the NIP's own function there is the leaf again, not its caller.
+LINK_REGISTER = re.compile(r"^\s*LR(?:\s+\[[0-9a-f]+\]|\s*=)\s*" + SYM + r"\+0x[0-9a-f]+")
+LAST_BREAK = re.compile(r"^\s*Last Breaking-Event-Address:\s*$")
 # The end of a /proc/PID/stack dump on kernels before 4.x: `[<ffffffffffffffff>] 0xffffffffffffffff`.
 PROC_STACK_END = re.compile(r"^\s*\[<f{16}>\]\s+0xf{16}\s*$")
 # A task reported asleep: the hung-task watchdog's "blocked for more than N seconds" (a task in
@@ -83,6 +111,8 @@ HEADERS = (
     (re.compile(r"^\s*task:(?P<comm>\S+)\s+state:"), None),
     (re.compile(r"CPU: (?P<cpu>\d+) (?:UID: \d+ )?PID: \d+ Comm: (?P<comm>.+?)(?: Kdump: (?:loaded|not loaded))?(?: (?:Not )?[Tt]ainted|$)"), "cpu_line"),
     (re.compile(r"^\s*Pid: \d+, comm: (?P<comm>\S+)"), "cpu_line"),
+    # PowerPC's register dump names the task: `TASK = c000000f28e1a8f0[18812] 'db2sysc' THREAD: ... CPU: 24`
+    (re.compile(r"^\s*TASK = [0-9a-f]+\[\d+\] '(?P<comm>[^']+)' THREAD: [0-9a-f]+(?:\s+CPU: (?P<cpu>\d+))?"), "cpu_line"),
     (re.compile(r"(?:Oops|BUG: unable to handle|general protection fault|kernel BUG at|WARNING: CPU: (?P<cpu>\d+))"), None),
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
     (re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), None),   # 2.6.9-2.6.18
@@ -91,7 +121,18 @@ HEADERS = (
 )
 # `SysRq : Show backtrace of all active CPUs` (2.6.27+, `sysrq:` from 5.x); 2.6.18 `SysRq : Show CPUs`.
 SYSRQ = re.compile(r"(?i)sysrq\s*:\s*show (?:backtrace of all active cpus|cpus)\b")
-REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
+# ARM's register dump is lower case (rule N3): arm64 `pstate: 80400089 (Nzcv daIf ...)`, `lr : sym+off/size`,
+# `sp : ffff8000b2f4b9c0`, `x29: ffff... x28: ...`; 32-bit ARM `pc : [<c0..>]    lr : [<c0..>]    psr: 60000013`,
+# `r10: ...`, `LR is at sym+off/size`. i386 (2.6.x) prints ` EFLAGS: 00000286    Not tainted  (2.6.24-19-server #1)`
+# on its own line in show_regs, and its oops dump in lower case (`eax: 00000000   ebx: ...`, `ds: 007b   es: 007b`).
+REGISTER = re.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s*[0-9a-fx]|Code:|GPR\d\d:|IRQMASK:|LR\s+\[[0-9a-f]+\]|LR = |LR is at |"
+                      r"(?:pstate|psr|lr|sp|ip|fp|pc|x\d{1,2}|r\d{1,2})\s*:\s*(?:\[<)?[0-9a-f]|lr\s*:\s*" + SYM + r"\+0x|"
+                      r"EFLAGS:\s*[0-9a-f]|(?:e[abcd]x|e[sd]i|e[bs]p|[cdefgs]s)\s*:\s*[0-9a-f]|"
+                      # x86_64 3.x-4.13: `task: ffff88203f9a8000 ti: ffff88203f9b0000 task.ti: ...` / `task.stack:`
+                      r"task: [0-9a-f]+ (?:ti|task\.stack):|"
+                      # s390 (rule N4): `Krnl GPRS:`, `Krnl Code:` and its `#`/`>`-marked disassembly rows, the PSW bits
+                      r"Krnl (?:GPRS|Code):|[#>]?[0-9a-f]{16}:\s|R:\d T:\d|"
+                      r"Instruction dump:|TASK = [0-9a-f]+\[|(?:<?[0-9a-fX]{8}>?\s+){3,}<?[0-9a-fX]{8}>?\s*$|Modules linked in|Hardware name|FS:|CS:|CR2:|DR[0-7]:|"
                       r"Stack:|Pid:|---\[ end|Kernel panic|Not tainted|Tainted|PKRU|ORIG_RAX|\"echo 0 >|[Ss]ending NMI|"
                       r"(?:\w+\s+)?[Ss]tack:|CPU \d+:?\s*$|Workqueue:|rcu:|\(t=\d+ jiffies|Process \S+ \(pid:|INFO: lockdep|"
                       r"(?:<d>\s*)?[0-9a-f]{16}(?:\s+[0-9a-f]{16})*\s*$)")
@@ -154,6 +195,8 @@ class Trace:
     rip_at: Optional[int] = None        # index into frames where an inline RIP cut the trace
     head_rip: Optional[str] = None      # the RIP of the register dump printed before `Call Trace:`
     in_call_trace: bool = False
+    lr: Optional[str] = None            # PowerPC's link register at the interrupt: the leaf's caller
+    after_last_break: bool = False      # s390's `Last Breaking-Event-Address:` entry follows the trace
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
         """Frames root first, and the leaf's context when a section marker says so."""
@@ -330,6 +373,17 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
         trace.rip = normalize(rip["sym"])
         trace.rip_at = len(trace.frames) if trace.in_call_trace else None
         trace.rip_stale_at = len(trace.stale)
+        trace.lr = None
+        return True
+    if LAST_BREAK.match(text):
+        # s390's last branch before the PSW, printed after the trace: not a caller
+        trace.after_last_break = True
+        return True
+    if trace.after_last_break:
+        return bool(FRAME.match(text) or REGISTER.match(text))
+    link = LINK_REGISTER.match(text)
+    if link:
+        trace.lr = normalize(link["sym"])
         return True
     marker = MARKER.match(text)
     if marker:
@@ -346,7 +400,12 @@ def _frame(text: str, trace: Trace, section: str) -> bool:
     match = FRAME.match(text)
     if not match:
         return _old_frames(text, trace, section)
-    if match["stale"]:
+    name = normalize(match["sym"])
+    if match["unreliable"] and name == trace.lr and name != trace.rip:
+        # the first frame after the interrupted instruction, confirmed by the link register: the
+        # leaf's caller (a leaf function had not saved its return address yet)
+        trace.frames.append((name, section))
+    elif match["stale"] or match["unreliable"] or match["paren"]:
         trace.stale.append((normalize(match["sym"]), section))
     else:
         trace.frames.append((normalize(match["sym"]), section))

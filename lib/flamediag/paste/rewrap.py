@@ -27,7 +27,7 @@ The rules (a wrapped tail always starts at column 0):
   `#N [sp] func at addr (via x)` frames, rows of raw stack words): a line that is a whole record of
   a trace (a crash frame, a kernel frame ending in `+0x../0x..`, a row of stack words, `Call
   Trace:`), followed by another whole record, was not cut.
-- syslog: every line starts `Mon dd hh:mm:ss host kernel:`; a line without it between two
+- syslog: every line starts `Mon dd hh:mm:ss host kernel:` (or an ISO 8601 / monotonic stamp); a line without it between two
   that have it is the tail of the one above.
 - an x86_64 oops register dump (2.6.x-4.x): `knlGS:<hex>` alone ends the `FS: .. GS: ..` line,
   and `<hex>)` alone ends 2.6.x's `Process comm (pid: N, threadinfo <hex>, task` line (rule K9).
@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
+from .kstack import SYSLOG_HEAD as _SYSLOG_HEAD
 from .lockcon import SYM as _LOCK_CALLER, TIME as _LOCK_TIME
 
 PCT = r"\d+(?:[.,]\d+)?%"
@@ -70,7 +71,7 @@ _LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wai
 _LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){0,3}[+-]?[\d.]+%?(?:\s*±\s*\d+%)?$")
 _LKP_METRIC_TAIL = re.compile(r"^perf-profile\.[\w.$-]+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
-_SYSLOG = re.compile(r"^\w{3}\s+\d+\s+[\d:]+\s+\S+\s+kernel:")
+_SYSLOG = re.compile(r"^" + _SYSLOG_HEAD)   # any time stamp the kernel-log reader knows (rule N2)
 # The register dump of an x86_64 oops / soft lockup: `FS:  00007f..(0000) GS:ffff88..(0000) knlGS:0000..`
 # and 2.6.x's `Process java (pid: 30117, threadinfo ffff88.., task ffff88..)`, cut before their last field.
 _FS_HEAD = re.compile(r"^\s*FS:\s+[0-9a-f]+\(\w+\)\s+GS:\s*[0-9a-f]+\(\w+\)$")
