@@ -13,7 +13,10 @@ Rules, per command (all entries when the paste has no command column):
 - a playbook identifies a command when one of its distinctive or companion frames is listed for it,
   its `comm` pattern (if any) matches the command, and none of its exclude patterns has all its
   elements listed for it (a reclaim lock beside `zone_reclaim` is zone reclaim, not direct reclaim:
-  direct-reclaim excludes [zone_reclaim]);
+  direct-reclaim excludes [zone_reclaim]); a top list shows every path that ran, so an excluding
+  entry weighing less than a quarter of the playbook's own identifying entries is a side path, not
+  the owner (LRU batching at 8 % beside `shrink_page_list` at 1 %: the LRU lock is the batches',
+  rule U2);
 - a claimable leaf of that command goes to the identifying playbook whose identifying frames weigh
   most there (to each of them when several are identified by the same frames: their checks decide,
   e.g. vm.zone_reclaim_mode between zone-reclaim and direct-reclaim); the others are named in the
@@ -97,10 +100,22 @@ def _names(playbook: Playbook, elements: Sequence[str]) -> FrozenSet[str]:
     return frozenset(name for element in elements for name in playbook.expand(element))
 
 
-def _excluded(playbook: Playbook, listed: FrozenSet[str]) -> bool:
-    """An exclude pattern applies by co-occurrence: every element has a frame listed."""
-    return any(all(not _names(playbook, [element]).isdisjoint(listed) for element in pattern)
-               for pattern in playbook.signature["exclude"])
+def _excluded(playbook: Playbook, listed: FrozenSet[str], weights: Optional[Dict[str, float]] = None,
+              own: float = 0.0, named: FrozenSet[str] = frozenset()) -> bool:
+    """An exclude pattern applies by co-occurrence: every element has a frame listed; but frames that
+    name no path (`named`: every playbook's distinctive frames) exclude only when they weigh at least
+    a quarter of the playbook's own identifying frames (rule U2). A path's entry point
+    (`try_to_free_pages`, `zone_reclaim`) has little self time and excludes at any weight."""
+    for pattern in playbook.signature["exclude"]:
+        found = [_names(playbook, [element]) & listed for element in pattern]
+        if not all(found):
+            continue
+        against = frozenset().union(*found)
+        if weights is not None and own > 0 and not (against & named) \
+                and own >= 4 * sum(weights[n] for n in against):
+            continue
+        return True
+    return False
 
 
 def _by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, float]]:
@@ -156,14 +171,18 @@ def _beside(playbook: Playbook, comm: str, commands: Dict[str, Dict[str, float]]
 
 
 def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
-            commands: Optional[Dict[str, Dict[str, float]]] = None) -> List[Owner]:
+            commands: Optional[Dict[str, Dict[str, float]]] = None,
+            every: Optional[Sequence[Playbook]] = None) -> List[Owner]:
     """Playbooks identified in one command's entries, heaviest identification first; a path the
     command's own entries identify may be confirmed by another thread's (`_beside`)."""
     listed = frozenset(weights)
     found = []
-    for playbook in (p for p in playbooks if _runs_as(p, comm)):
+    runs = [p for p in playbooks if _runs_as(p, comm)]
+    named = frozenset(n for p in (every or playbooks) if _runs_as(p, comm)
+                      for n in _names(p, p.signature.get("distinctive") or []))
+    for playbook in runs:
         weight, by = _identifiers(playbook, weights)
-        if by and not _excluded(playbook, listed):
+        if by and not _excluded(playbook, listed, weights, weight, named):
             extra, beside = _beside(playbook, comm, commands or {})
             found.append((weight + extra, by + beside, playbook))
     if not found and WORKER.match(comm):
@@ -229,13 +248,13 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
     claimers = [p for p in playbooks if p.signature.get("claims")]
     for comm, weights in commands.items():
         single[comm] = _single_purpose(comm, weights)
-        owners[comm] = _owners(playbooks if single[comm] else claimers, comm, weights, commands)
+        owners[comm] = _owners(playbooks if single[comm] else claimers, comm, weights, commands, playbooks)
         if single[comm] and IRQ_THREAD.match(comm) and not (
                 owners[comm] and not IRQ_THREAD_FUNCTIONS.isdisjoint(owners[comm][0][1])):
             # the handler runs another path's work (a NIC's NAPI poll under forced threading): its
             # named frames count for that path as usual, its helpers go to no one
             single[comm] = False
-            owners[comm] = _owners(claimers, comm, weights, commands)
+            owners[comm] = _owners(claimers, comm, weights, commands, playbooks)
     claims: Dict[int, Claim] = {}
     for record in records:
         comm = record.comm or ""
