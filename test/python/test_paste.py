@@ -504,7 +504,7 @@ PERF_DIFF = """# Event 'cycles'
 """
 
 
-def test_perf_diff_reads_the_run_with_more_busy_kernel_time_probe_s_1301():
+def test_rule_s1_perf_diff_reads_the_run_with_more_busy_kernel_time_probe_s_1301():
     """Baseline holds the lock (the broken kernel diffed against the fix): the baseline is read."""
     result = read_paste(PERF_DIFF.format(col="Delta Abs", a="-35.00%", b="+10.00%", c="+2.00%"))
     assert result.formats == ["perf-diff"]
@@ -514,7 +514,7 @@ def test_perf_diff_reads_the_run_with_more_busy_kernel_time_probe_s_1301():
     assert any("diagnosed the baseline run" in n for n in result.notes)
 
 
-def test_perf_diff_second_run_is_baseline_plus_delta_probe_s_1312():
+def test_rule_s1_perf_diff_second_run_is_baseline_plus_delta_probe_s_1312():
     """The good kernel as baseline, the regression in the deltas: the second run is read."""
     result = read_paste(PERF_DIFF.format(col="Delta Abs", a="+30.00%", b="-15.00%", c="+2.00%"))
     weights = {r.names()[-1]: r.weight for r in result.profile}
@@ -522,15 +522,30 @@ def test_perf_diff_second_run_is_baseline_plus_delta_probe_s_1312():
     assert any("diagnosed the second run (baseline + delta)" in n for n in result.notes)
 
 
-def test_perf_diff_ratio_is_a_factor_not_a_command_probe_s_1302():
+def test_rule_s1_perf_diff_ratio_is_a_factor_not_a_command_probe_s_1302():
     result = read_paste(PERF_DIFF.format(col="    Ratio", a="0.100000", b="3.000000", c=""))
     weights = {r.names()[-1]: r.weight for r in result.profile}
     assert weights == {"_raw_spin_lock": 40.0, "compute": 20.0}      # baseline 40 vs 4 in the second run
     assert all(r.comm == "" for r in result.profile)
 
 
-def test_perf_diff_weighted_diff_keeps_the_baseline_only():
+def test_rule_s1_perf_diff_weighted_diff_keeps_the_baseline_only():
     result = read_paste(PERF_DIFF.format(col="Weighted diff", a="-120034", b="+99120", c="+5000"))
     weights = {r.names()[-1]: r.weight for r in result.profile}
     assert weights == {"_raw_spin_lock": 40.0, "compute": 20.0}
     assert any("only the baseline has shares" in n for n in result.notes)
+
+
+def test_rule_s4_typed_comparison_is_not_folded_and_reads_the_busier_column_probe_s_1309():
+    """A comparison typed by hand: `symbol  share  share` rows under a `function  run  run` header."""
+    from flamediag.folded import is_folded
+    text = ("function                  baseline   per-vma\n"
+            "rwsem_down_read_slowpath    27.3       0.4\n"
+            "_raw_spin_lock_irq           9.8       0.6\n"
+            "clear_page_erms              6.6      24.1\n")
+    assert not is_folded(text.encode())
+    result = read_paste(text)
+    assert result.formats == ["typed-comparison"]
+    assert {r.names()[-1]: r.weight for r in result.profile} == {
+        "rwsem_down_read_slowpath": 27.3, "_raw_spin_lock_irq": 9.8, "clear_page_erms": 6.6}
+    assert any("read baseline, the run with the most busy kernel time" in n for n in result.notes)
