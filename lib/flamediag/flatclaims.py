@@ -170,6 +170,25 @@ def _beside(playbook: Playbook, comm: str, commands: Dict[str, Dict[str, float]]
     return weight, tuple(seen)
 
 
+def _foreign_lockers_outweigh(playbook: Playbook, weights: Dict[str, float], identified: float) -> bool:
+    """Rule S2: a call graph names a lock by its direct caller, and a playbook leaves the locks that
+    other paths' functions take (`foreign_lockers`: the swap allocator's `swap_info_get`,
+    `scan_swap_map` ... under reclaim). A flat listing shows no caller, but the command's own rows
+    show whose lock code it runs: when the foreign lock takers listed for it weigh more than the
+    frames that identify this playbook, the hot lock beside them is theirs, not this path's.
+
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> demo = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
+    ...     "patterns: [[lock]]\\n  claims: [lock]\\n  foreign_lockers: [swap_info_get, scan_swap_map]"), "demo.md")
+    >>> _foreign_lockers_outweigh(demo, {"swap_info_get": 2.9, "scan_swap_map": 2.2, "shrink_page_list": 1.9}, 1.9)
+    True
+    >>> _foreign_lockers_outweigh(demo, {"swap_info_get": 0.4, "shrink_page_list": 6.0}, 6.0)
+    False
+    """
+    foreign = _names(playbook, playbook.signature.get("foreign_lockers") or [])
+    return bool(foreign) and sum(w for name, w in weights.items() if name in foreign) > identified
+
+
 def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
             commands: Optional[Dict[str, Dict[str, float]]] = None,
             every: Optional[Sequence[Playbook]] = None) -> List[Owner]:
@@ -182,7 +201,8 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
                       for n in _names(p, p.signature.get("distinctive") or []))
     for playbook in runs:
         weight, by = _identifiers(playbook, weights)
-        if by and not _excluded(playbook, listed, weights, weight, named):
+        if (by and not _excluded(playbook, listed, weights, weight, named)
+                and not _foreign_lockers_outweigh(playbook, weights, weight)):
             extra, beside = _beside(playbook, comm, commands or {})
             found.append((weight + extra, by + beside, playbook))
     if not found and WORKER.match(comm):

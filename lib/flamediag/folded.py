@@ -123,11 +123,18 @@ def read_profile(stream: BinaryIO, max_warnings: int = 5) -> Profile:
 
 
 _TABLE_ROW = re.compile(rb"^[^;\s]+\s+\d+\s+\d+(?:\.\d+)?\s*$")
+_NUMBER_WORD = re.compile(rb"\d+(?:[.,]\d+)?%?")
 
 
 def _numbered_row(stack: bytes) -> bool:
-    """A one-frame stack (no `;`) with a bare number among its words is a table row, not a frame."""
-    return b";" not in stack and any(word.isdigit() for word in stack.split())
+    """A one-frame stack (no `;`) with a bare number among its words is a table row, not a frame:
+    a whole number, or a share (`27.3`, `4,2`, `9.8%`) as a typed comparison of two runs has in
+    its first value column (rule S4).
+
+    >>> _numbered_row(b"rwsem_down_read_slowpath           27.3"), _numbered_row(b"java;main")
+    (True, False)
+    """
+    return b";" not in stack and any(_NUMBER_WORD.fullmatch(word) for word in stack.split())
 
 
 def is_folded(sample: bytes) -> bool:

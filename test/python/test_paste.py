@@ -489,3 +489,63 @@ def test_children_entry_without_graph_takes_caller_chains_of_its_own_command_onl
     assert by_comm[("worker", ("do_futex", "futex_wake", "_raw_spin_lock", "native_queued_spin_lock_slowpath"))] == \
         pytest.approx(30.0, rel=0.01)
     assert by_comm[("kswapd0", ("native_queued_spin_lock_slowpath",))] == pytest.approx(10.0)
+
+
+# --- rule S1: perf diff is two runs in one table (realworld-probe-s cases 1301, 1302, 1312) ----------
+
+PERF_DIFF = """# Event 'cycles'
+#
+# Baseline  {col}  Shared Object      Symbol
+# ........  .........  .................  ........................
+#
+    40.00%  {a:>9}  [kernel.kallsyms]  [k] _raw_spin_lock
+    20.00%  {b:>9}  app                [.] compute
+            {c:>9}  [kernel.kallsyms]  [k] clear_page_erms
+"""
+
+
+def test_rule_s1_perf_diff_reads_the_run_with_more_busy_kernel_time_probe_s_1301():
+    """Baseline holds the lock (the broken kernel diffed against the fix): the baseline is read."""
+    result = read_paste(PERF_DIFF.format(col="Delta Abs", a="-35.00%", b="+10.00%", c="+2.00%"))
+    assert result.formats == ["perf-diff"]
+    weights = {r.names()[-1]: r.weight for r in result.profile}
+    assert weights == {"_raw_spin_lock": 40.0, "compute": 20.0}      # the row only in the second run: not here
+    assert not result.profile.ancestry
+    assert any("diagnosed the baseline run" in n for n in result.notes)
+
+
+def test_rule_s1_perf_diff_second_run_is_baseline_plus_delta_probe_s_1312():
+    """The good kernel as baseline, the regression in the deltas: the second run is read."""
+    result = read_paste(PERF_DIFF.format(col="Delta Abs", a="+30.00%", b="-15.00%", c="+2.00%"))
+    weights = {r.names()[-1]: r.weight for r in result.profile}
+    assert weights == pytest.approx({"_raw_spin_lock": 70.0, "compute": 5.0, "clear_page_erms": 2.0})
+    assert any("diagnosed the second run (baseline + delta)" in n for n in result.notes)
+
+
+def test_rule_s1_perf_diff_ratio_is_a_factor_not_a_command_probe_s_1302():
+    result = read_paste(PERF_DIFF.format(col="    Ratio", a="0.100000", b="3.000000", c=""))
+    weights = {r.names()[-1]: r.weight for r in result.profile}
+    assert weights == {"_raw_spin_lock": 40.0, "compute": 20.0}      # baseline 40 vs 4 in the second run
+    assert all(r.comm == "" for r in result.profile)
+
+
+def test_rule_s1_perf_diff_weighted_diff_keeps_the_baseline_only():
+    result = read_paste(PERF_DIFF.format(col="Weighted diff", a="-120034", b="+99120", c="+5000"))
+    weights = {r.names()[-1]: r.weight for r in result.profile}
+    assert weights == {"_raw_spin_lock": 40.0, "compute": 20.0}
+    assert any("only the baseline has shares" in n for n in result.notes)
+
+
+def test_rule_s4_typed_comparison_is_not_folded_and_reads_the_busier_column_probe_s_1309():
+    """A comparison typed by hand: `symbol  share  share` rows under a `function  run  run` header."""
+    from flamediag.folded import is_folded
+    text = ("function                  baseline   per-vma\n"
+            "rwsem_down_read_slowpath    27.3       0.4\n"
+            "_raw_spin_lock_irq           9.8       0.6\n"
+            "clear_page_erms              6.6      24.1\n")
+    assert not is_folded(text.encode())
+    result = read_paste(text)
+    assert result.formats == ["typed-comparison"]
+    assert {r.names()[-1]: r.weight for r in result.profile} == {
+        "rwsem_down_read_slowpath": 27.3, "_raw_spin_lock_irq": 9.8, "clear_page_erms": 6.6}
+    assert any("read baseline, the run with the most busy kernel time" in n for n in result.notes)

@@ -24,7 +24,7 @@ from .. import errors
 from ..errors import UserError
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
-from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfreport, profiles, readprofile,
+from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfdiff, perfreport, profiles, readprofile,
                stacktext, systemtap, tcpretrans)
 from .common import Block, Miss, plural
 from .sections import find_sections
@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf lock contention tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
+    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
@@ -102,6 +102,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(tcpretrans.read_tcpretrans)
     if ftrace.starts_ftrace(line):
         readers.append(ftrace.read_ftrace)
+    if perfdiff.starts_diff(line):
+        readers.append(perfdiff.read_diff)
     if perfreport.starts_report(line):
         readers.append(perfreport.read_report)
     if oprofile.starts_oprofile(line):
@@ -149,6 +151,7 @@ def read_paste(text: str) -> PasteResult:
     _complete_sections(sections, others)
     if not any(b.stacks for b in blocks):
         fallback = (lastresort.read_chains(lines, set(section_lines))
+                    or lastresort.read_comparison(lines, set(section_lines))
                     or lastresort.read_symbols(lines, set(section_lines)))
         if fallback is None:
             raise UserError(f"no stacks found; understood formats: {UNDERSTOOD}", errors.DATAERR)

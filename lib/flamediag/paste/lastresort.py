@@ -76,6 +76,66 @@ _COUNTED = re.compile(r"^\s*(?:(?P<a>\d+)\s+[A-Za-z_]\S*|[A-Za-z_]\S*\s+(?P<b>\d
 MAX_LINE = 2000
 
 
+# A typed comparison's header: the symbol column, then a name per run (`function  baseline  per-vma`,
+# `symbol | v6.1 | v6.2`), and its rows: the symbol, then one share per run (rule S4).
+_COMPARE_HEAD = re.compile(r"^\s*\|?\s*(?:function|symbol|func|frame|sym)s?\s*(?:\||\s{2,})(?P<runs>.+?)\s*\|?\s*$", re.I)
+_COMPARE_ROW = re.compile(r"^\s*\|?\s*(?P<sym>[A-Za-z_][\w.$]*)\s*(?:\||\s{2,})(?P<values>.+?)\s*\|?\s*$")
+_SHARE = re.compile(r"^\d+(?:[.,]\d+)?%?$")
+
+
+def read_comparison(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
+    """A comparison typed by hand (rule S4): a header naming the symbol column and two runs or more,
+    then rows of a symbol and one share per run, as people retype two profiles side by side or an
+    LKP table without its metric names. Each column is a run; like an LKP comparison (rule E6) and
+    perf diff (rule S1), the run with the most busy kernel time is read. Without a header, `name
+    number number` is a counter table (/proc/vmstat, /proc/softirqs), so the header is required;
+    shares above 100 are counts, not a profile.
+
+    >>> rows = ["function            baseline   patched", "rwsem_down_read_slowpath  27.3  0.4",
+    ...         "_raw_spin_lock_irq   9.8    0.6", "clear_page_erms      6.6    24.1", "nr_free_pages  12"]
+    >>> block = read_comparison(rows, set())
+    >>> [(s[0][0].name, s[1]) for s in block.stacks], block.notes[0][:60]
+    ([('rwsem_down_read_slowpath', 27.3), ('_raw_spin_lock_irq', 9.8), ('clear_page_erms', 6.6)], 'typed comparison of 2 runs (baseline, patched): read baselin')
+    >>> read_comparison(["pgscan_kswapd  12345  23456", "pgscan_direct  1  2"], set()) is None
+    True
+    """
+    from .profiles import busiest_run          # profiles imports nothing of the readers' modules
+    for index, line in enumerate(lines):
+        head = None if index in taken or len(line) > MAX_LINE else _COMPARE_HEAD.match(line)
+        if not head:
+            continue
+        names = [n.strip() for n in re.split(r"\s*\|\s*|\s{2,}", head["runs"]) if n.strip()]
+        rows = []
+        for row_line in lines[index + 1:]:
+            if not row_line.strip() or set(row_line.strip()) <= set("-|=+: "):
+                if rows:
+                    break
+                continue
+            row = _COMPARE_ROW.match(row_line)
+            values = re.split(r"\s*\|\s*|\s+", row["values"].strip()) if row else []
+            if not row or len(values) != len(names) or not all(_SHARE.match(v) for v in values):
+                break
+            shares = [float(v.rstrip("%").replace(",", ".")) for v in values]
+            if max(shares) > 100:
+                break
+            rows.append((normalize(row["sym"]) or row["sym"], shares))
+        if len(names) < 2 or len(rows) < 3:
+            continue
+        runs = []
+        for column in range(len(names)):
+            run = Block("typed-comparison", index, index + 1 + len(rows), flat=True, unit="percent")
+            run.stacks = [((Frame(sym, "kernel"),), shares[column], "", None, None)
+                          for sym, shares in rows if shares[column] > 0]
+            runs.append(run)
+        chosen = busiest_run(runs)
+        block = runs[chosen]
+        block.notes.append(f"typed comparison of {len(names)} runs ({', '.join(names)}): read {names[chosen]}, "
+                           f"the run with the most busy kernel time; {plural(len(rows), 'symbol')}, no ancestry")
+        block.notes.append("flat profile: no ancestry, confidence capped at medium")
+        return block
+    return None
+
+
 def read_symbols(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
     """A flat block of every kernel symbol in lines not `taken` by evidence sections."""
     block = Block("unrecognised-layout", 0, len(lines), flat=True, unit="mixed")

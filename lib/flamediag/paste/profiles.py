@@ -91,6 +91,20 @@ class PasteProfile:
                 f"{pct_whole(self.kernel_share())} busy in the kernel)")
 
 
+def busiest_run(runs: List[Block]) -> int:
+    """Of the runs one table holds (perf diff's baseline and second run, a typed comparison's
+    columns: rules S1, S4), the index of the one with the most busy kernel time, in points of all
+    samples (the rows are the same in each); the first on a tie. Like two pasted runs (key 6 above)."""
+    best, best_busy = 0, -1.0
+    for index, run in enumerate(runs):
+        profile = PasteProfile()
+        profile.add(run)
+        busy = round(profile.kernel_share() * sum(weight for _f, weight, *_ in run.stacks), 3)
+        if busy > best_busy:
+            best, best_busy = index, busy
+    return best
+
+
 def group(blocks: List[Block]) -> List[PasteProfile]:
     """Blocks with stacks, gathered into the profiles they belong to (in paste order)."""
     profiles: List[PasteProfile] = []
