@@ -29,11 +29,10 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from .callgraph import Entry, flat_block
 from .common import Block, Miss, clean_name, plural
-from .perfreport import MARK, number
+from .perfreport import MARK, PCT, number
 from .profiles import busiest_run
 
 HEADER = re.compile(r"^\s*#?\s*Baseline\b(?:/0)?\s+(?P<cols>.*?)\s+(?:Shared Object|Command|Symbol)\b")
-PCT = r"\d+(?:[.,]\d+)?"
 UNSIGNED = re.compile(rf"^{PCT}%$")
 SIGNED = re.compile(rf"^[+-]{PCT}%$")
 RATIO = re.compile(rf"^{PCT}$")
