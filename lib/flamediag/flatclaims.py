@@ -76,6 +76,10 @@ from .profile import Profile, is_idle
 SINGLE_PURPOSE = re.compile(r"^(?:ksoftirqd/\d+|kworker/[\w:+-]+|events/\d+)$")
 WORKER = re.compile(r"^(?:kworker/[\w:+-]+|events/\d+)$")
 WORKER_LOOP = ("worker_thread", "process_one_work", "run_workqueue")     # run_workqueue: 2.6.x
+# How a claim names what identified its path (Claim.by): a frame listed for the command;
+# `thread:frame`, a frame another thread lists (`_beside`); `command=frame`, a frame the command's own
+# name stands for (a kworker's loop, rule J3). Thread names hold `:` (kworker/u16:2), frames never do.
+STANDS_FOR = "="
 
 # One interrupt line's threaded handler (`irq/51-DELL07E6`; perf cuts comms at 15 characters):
 # single-purpose once the thread function that calls the handler is listed for it and identifies
@@ -212,7 +216,7 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
         for playbook in (p for p in playbooks if _runs_as(p, comm)):
             weight, by = _identifiers(playbook, implied)
             if by and not _excluded(playbook, listed):
-                found.append((0.0, (f"{comm}:{by[0]}",), playbook))
+                found.append((0.0, (f"{comm}{STANDS_FOR}{by[0]}",), playbook))
     return sorted(found, key=lambda item: (-item[0], item[2].id))
 
 

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .flatclaims import STANDS_FOR
 from .match import Match, concentration
 from .text import pct, pct_whole
 
@@ -240,13 +241,16 @@ def run_check(check: dict, facts, values: Dict[str, Any]):
 def _flat_note(match: Match) -> str:
     note = " (flat profile: no call chains, so ancestry is missing; counted by distinctive frames"
     if match.claimed:
-        own = sorted(name for name in match.claimed_by if ":" not in name)
-        beside = sorted(name.replace(":", "'s ", 1) for name in match.claimed_by if ":" in name)
+        named = sorted(name for name in match.claimed_by if STANDS_FOR in name)
+        beside = sorted(name for name in match.claimed_by if STANDS_FOR not in name and ":" in name)
+        own = sorted(set(match.claimed_by) - set(named) - set(beside))
+        reasons = [f"{', '.join(own[:4])} {'is' if len(own) == 1 else 'are'} listed for the same command"] if own else []
+        reasons += [f"{name.rpartition(STANDS_FOR)[0]} runs this path's {name.rpartition(STANDS_FOR)[2]} and "
+                    f"nothing else" for name in named[:2]]
+        beside = ["'s ".join(name.rpartition(":")[::2]) for name in beside]
         note += (f", plus {pct(match.claimed / match.busy)} in entries that name no path themselves (a spin "
                  f"lock, a page-table walk shared with mprotect, a softirq thread's helpers), attributed to "
-                 f"this one because "
-                 f"{', '.join(own[:4])} {'is' if len(own) == 1 else 'are'} "
-                 f"listed for the same command")
+                 f"this one because {' and '.join(reasons)}")
         if beside:
             note += f", beside {', '.join(beside[:2])}"
         if match.rivals:

@@ -187,3 +187,21 @@ def test_operators(op, actual, expected, result):
 
 def test_confidence_thresholds():
     assert [confidence_for(s) for s in (0.75, 0.7499, 0.5, 0.4999)] == ["high", "medium", "medium", "low"]
+
+
+def test_flat_note_says_which_thread_stands_for_the_path_and_whose_frames_are_beside():
+    """A claim identified by a kworker's own name (rule J3: `kworker/u16:2+e` stands for its
+    worker_thread) or by another thread's frames (`kswapd0`'s shrink_page_list) is named so in the
+    evidence line; thread names hold `:` and must not be cut there."""
+    from pathlib import Path
+    from flamediag.diagnose import run_diagnosis
+    pastes = Path(__file__).resolve().parents[1] / "fixtures" / "paste"
+
+    def evidence(name: str) -> str:
+        finding = run_diagnosis(str(pastes / name)).findings[0]
+        return " ".join(item.text for item in finding.evidence)
+
+    kworker = evidence("hand-perf-top-sort-comm-kworker-truncated-name-no-loop-frame-i2c-hid.txt")
+    assert "because kworker/u16:2+e runs this path's worker_thread and nothing else" in kworker
+    kswapd = evidence("hand-perf-top-sort-comm-allocators-shrink-beside-kswapd-direct-reclaim.txt")
+    assert "are listed for the same command, beside kswapd0's shrink_inactive_list" in kswapd
