@@ -549,3 +549,28 @@ def test_rule_s4_typed_comparison_is_not_folded_and_reads_the_busier_column_prob
     assert {r.names()[-1]: r.weight for r in result.profile} == {
         "rwsem_down_read_slowpath": 27.3, "_raw_spin_lock_irq": 9.8, "clear_page_erms": 6.6}
     assert any("read baseline, the run with the most busy kernel time" in n for n in result.notes)
+
+
+# --- where user code ends in a chain printed without kinds --------------------------------
+
+def _kinds(names):
+    from flamediag.paste.common import split_kernel_user
+    return [frame.kind for frame in split_kernel_user(names)]
+
+
+def test_a_kernel_mode_fault_under_a_syscall_leaves_the_syscall_kernel_code():
+    chain = ["main", "read", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_read",
+             "copy_user_enhanced_fast_string", "asm_exc_page_fault", "exc_page_fault", "handle_mm_fault"]
+    assert _kinds(chain) == ["user", "user"] + ["kernel"] * 7
+
+
+def test_an_interrupt_taken_in_the_idle_loop_leaves_the_idle_loop_kernel_code():
+    chain = ["secondary_startup_64", "start_secondary", "cpu_startup_entry", "do_idle", "default_idle",
+             "asm_common_interrupt", "common_interrupt", "__irq_exit_rcu", "__do_softirq", "net_rx_action"]
+    assert set(_kinds(chain)) == {"kernel"}
+
+
+def test_an_arm64_el0_vector_splits_user_from_kernel():
+    chain = ["start_thread", "worker", "__GI___pread64", "el0t_64_sync", "el0t_64_sync_handler", "el0_svc",
+             "do_el0_svc", "invoke_syscall", "__arm64_sys_pread64", "filemap_read"]
+    assert _kinds(chain) == ["user"] * 3 + ["kernel"] * 7

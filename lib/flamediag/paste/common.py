@@ -11,18 +11,35 @@ from ..profile import Frame
 # A record before it reaches the Profile: frames root first, leaf last.
 Stack = Tuple[Tuple[Frame, ...], float, str, Optional[int], Optional[str]]  # frames, weight, comm, cpu, context
 
-# Frames where user space enters the kernel, across eras. Everything on the root side of the
-# last of them is user code; from it to the leaf is kernel code.
+# Frames where user space enters the kernel, across eras and architectures (x86 syscall, fault
+# and interrupt entries; arm64 el0 vectors). The kernel never calls back into user code, so
+# everything on the root side of the FIRST of them is user code and from it to the leaf is kernel
+# code: later entries are the kernel faulting or interrupted in kernel mode (a fault in copy_user
+# under read(), a timer interrupt in a syscall).
 KERNEL_ENTRIES = frozenset(
     {
         "system_call", "system_call_fastpath", "system_call_after_swapgs", "sysenter_dispatch",
-        "ia32_sysenter_target", "ia32_syscall", "tracesys", "sysret_audit", "auditsys",
+        "ia32_sysenter_target", "ia32_syscall", "ia32_cstar_target", "tracesys", "sysret_audit", "auditsys",
         "entry_SYSCALL_64", "entry_SYSCALL_64_fastpath", "entry_SYSCALL_64_after_hwframe",
-        "entry_SYSCALL_64_safe_stack", "entry_SYSENTER_compat", "entry_INT80_compat",
+        "entry_SYSCALL_64_safe_stack", "entry_SYSENTER_compat", "entry_INT80_compat", "entry_SYSCALL_compat",
+        "entry_SYSENTER_32", "entry_INT80_32", "do_fast_syscall_32", "do_int80_syscall_32",
+        "do_syscall_32_irqs_on", "do_syscall_32_irqs_off", "system_call_common", "system_call_exception",
+        "system_call_vectored_common",
         "do_syscall_64", "page_fault", "async_page_fault", "asm_exc_page_fault", "retint_careful",
         "ret_from_intr", "asm_common_interrupt", "asm_sysvec_apic_timer_interrupt",
         "apic_timer_interrupt", "common_interrupt", "ret_from_fork", "ret_from_fork_asm",
+        "el0_sync", "el0_sync_compat", "el0_svc", "el0_svc_compat", "el0_svc_handler", "el0_svc_common",
+        "do_el0_svc", "el0t_64_sync", "el0t_64_sync_handler", "el0t_32_sync", "el0t_32_sync_handler",
+        "el0_sync_handler", "el0_da", "el0_ia", "el0_irq", "el0t_64_irq", "el0t_64_irq_handler",
     }
+)
+# Frames that start a kernel thread or the idle loop: a chain rooted in one is kernel code whole,
+# even where an interrupt entry sits in it.
+_KERNEL_ROOTS = frozenset(
+    {"kthread", "ret_from_fork", "ret_from_fork_asm", "start_secondary", "secondary_startup_64",
+     "secondary_startup_64_no_verify", "common_startup_64", "x86_64_start_kernel", "x86_64_start_reservations",
+     "start_kernel", "rest_init", "cpu_startup_entry", "worker_thread", "smpboot_thread_fn",
+     "secondary_start_kernel", "__secondary_switched", "cpu_idle", "cpu_bringup_and_idle"}
 )
 _KERNEL_ADDRESS = re.compile(r"^(?:0x)?ffff[0-9a-f]{12}$", re.I)
 _HEX_ADDRESS = re.compile(r"^(?:0x)?[0-9a-f]{6,16}$", re.I)
@@ -101,18 +118,23 @@ def kind_of_lone(name: str, hint: str = "unknown") -> str:
 def split_kernel_user(names: Sequence[str], leaf_kind: str = "kernel") -> Tuple[Frame, ...]:
     """Frames for a root-first chain whose kinds were not printed (perf report graphs, crash bt).
 
-    The last kernel entry point splits user (root side) from kernel (leaf side); without one,
-    the whole chain takes the leaf's kind (kernel threads, idle, pure user stacks).
+    The first kernel entry point splits user (root side) from kernel (leaf side); a chain rooted
+    in a kernel thread or the idle loop is kernel whole; otherwise the whole chain takes the
+    leaf's kind (pure user stacks, chains cut short).
     """
-    entry_at = None
-    for index, name in enumerate(names):
-        if name in KERNEL_ENTRIES:
-            entry_at = index
+    entry_at = first_entry(names)
+    if names and names[0] in _KERNEL_ROOTS:
+        return kernel_frames(names)
     if entry_at is None:
         return tuple(Frame(n, kind_of_lone(n, leaf_kind)) for n in names)
     user = [Frame(n, "kernel" if n in KERNEL_ENTRIES else kind_of_lone(n, "user")) for n in names[:entry_at]]
     kernel = [Frame(n, "kernel") for n in names[entry_at:]]
     return tuple(user + kernel)
+
+
+def first_entry(names: Sequence[str]) -> Optional[int]:
+    """Index of the first kernel entry point in a root-first chain, None when there is none."""
+    return next((index for index, name in enumerate(names) if name in KERNEL_ENTRIES), None)
 
 
 def kernel_frames(names: Sequence[str]) -> Tuple[Frame, ...]:

@@ -59,7 +59,7 @@ from typing import Optional, Sequence, Set, Tuple
 
 from ..kernelnames import normalize
 from ..profile import Frame
-from .common import Block, plural
+from .common import Block, first_entry, plural
 
 _MARKED = re.compile(r"\[k\]\s+(?P<sym>[A-Za-z_][\w.$]*)")
 _OFFSET = re.compile(r"(?<![\w.$])(?P<sym>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
@@ -160,8 +160,6 @@ def read_symbols(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
 
 _ARROW = re.compile(r"\s*(?:->|→)\s*")
 _CHAIN_NAME = re.compile(r"^(?:\d+[.)]|[-*•])?\s*(?P<sym>[A-Za-z_][\w.$:]*)")
-_ENTRY = re.compile(r"^(?:entry_SYSCALL|entry_INT80|entry_SYSENTER|system_call|do_syscall_64$|do_syscall_32|"
-                    r"page_fault$|asm_exc_page_fault$|async_page_fault$|el0_svc|el0_da|el0_sync|ret_from_fork)")
 
 
 def read_chains(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
@@ -201,7 +199,7 @@ def _chains(lines: Sequence[str], taken: Set[int]):
             names.append(normalize(found["sym"]) or found["sym"])
         if len(names) < 2:
             continue
-        entry = next((i for i, name in enumerate(names) if _ENTRY.match(name)), 0)
+        entry = first_entry(names) or 0
         frames = tuple(Frame(name, "user" if i < entry else "kernel") for i, name in enumerate(names))
         percent = _PERCENT.search(text)
         yield indexes, frames, float(percent[1].replace(",", ".")) if percent else 1.0
