@@ -27,8 +27,9 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import looks_kernel, normalize
-from ..profile import Frame, StackRecord, is_idle
+from ..profile import Frame
 from .common import Block, Miss, plural, split_kernel_user
+from .profiles import busiest_run
 
 VALUE = r"[\d.]+(?:\s*±\s*\d+%)?"
 ROW = re.compile(r"^\s*(?:(?P<values>(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){1,4}))"
@@ -82,11 +83,6 @@ class _Column:
     def leaves(self) -> Dict[str, float]:
         return self.selfs or _leaves_from(self.traces, self.children)
 
-    def kernel_share(self) -> float:
-        """Busy kernel time the column shows: its leaves that are kernel functions outside the idle loop."""
-        return sum(w for leaf, w in self.leaves().items()
-                   if w > 0 and looks_kernel(leaf) and not is_idle(StackRecord((Frame(leaf, "kernel"),), w)))
-
 
 def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """The perf-profile rows of an LKP comparison, as a profile of one of its two kernels.
@@ -112,18 +108,31 @@ def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         elif not (OTHER_ROW.match(line) or not line.strip()):
             break
         index += 1
-    parent, tested = columns
-    chosen = parent if parent.kernel_share() > tested.kernel_share() else tested
-    selfs, children, traces = chosen.selfs, chosen.children, chosen.traces
-    if not selfs and not traces:
+    blocks = [_column_block(column, start, end) for column in columns]
+    readable = [block for block in (blocks[1], blocks[0]) if block]    # busiest_run keeps the first on a tie
+    if not readable:
         return Miss(max(index, start + 1))
+    block = readable[busiest_run(readable)]
+    column = columns[0] if block is blocks[0] else columns[1]
+    which = ("the parent's column: it shows more busy kernel time than the tested commit's, as an improvement "
+             "report shows the old kernel's cost" if column is columns[0] else "the tested commit's column")
+    what = "self" if column.selfs else "calltrace"
+    block.notes.insert(0, f"read LKP perf-profile rows: {plural(len(column.leaves()), 'leaf function')} from the "
+                          f"{what} rows ({which}, percentages of all samples)")
+    return block
+
+
+def _column_block(column: _Column, start: int, end: int) -> Optional[Block]:
+    """One column's rows as a profile: each leaf's share, split over its calltrace chains."""
+    if not column.selfs and not column.traces:
+        return None
     block = Block("lkp-perf-profile", start, end, unit="percent", whole=100.0)
     chained = 0
-    leaves = chosen.leaves()
+    leaves = column.leaves()
     for leaf, share in leaves.items():
         if share <= 0:
             continue
-        paths = _chains_from(leaf, traces)
+        paths = _chains_from(leaf, column.traces)
         shown = sum(w for _n, w in paths)
         rest = share
         if shown > 0:
@@ -135,13 +144,8 @@ def read_lkp(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         if rest > 0.001 * share:
             block.stacks.append(((Frame(leaf, "kernel" if looks_kernel(leaf) else "unknown"),), rest, "", None, None))
     if not block.stacks:
-        return Miss(max(index, start + 1))
+        return None
     block.flat = chained == 0
-    what = "self" if selfs else "calltrace"
-    which = ("the parent's column: it shows more busy kernel time than the tested commit's, as an improvement "
-             "report shows the old kernel's cost" if chosen is parent else "the tested commit's column")
-    block.notes.append(f"read LKP perf-profile rows: {plural(len(leaves), 'leaf function')} from the {what} rows "
-                       f"({which}, percentages of all samples)")
     if chained:
         block.notes.append(f"{chained} of them with callers from the perf-profile.calltrace rows (a few frames deep)")
     else:
