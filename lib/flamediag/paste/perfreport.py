@@ -110,7 +110,8 @@ def _entry_parts(line: str):
     mark = MARK.search(rest)
     if not mark or "%" in rest:
         return None
-    symbol = COLUMN_GAP.split(rest[mark.end():].strip(), 1)[0]
+    # the symbol ends at perf's column gap, or where the author's remark starts (rule W1)
+    symbol = COLUMN_GAP.split(drop_remark(rest[mark.end():].strip()), 1)[0]
     return (head, rest[:mark.start()], mark["mark"], symbol) if symbol else None
 
 
