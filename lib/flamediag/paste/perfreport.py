@@ -106,12 +106,12 @@ def _entry_parts(line: str):
     head = ENTRY_HEAD.match(line)
     if not head:
         return None
-    rest = line[head.end():]
+    # the symbol ends at perf's column gap, or where the author's remark starts (rule W1)
+    rest = drop_remark(line[head.end():])
     mark = MARK.search(rest)
     if not mark or "%" in rest:
         return None
-    # the symbol ends at perf's column gap, or where the author's remark starts (rule W1)
-    symbol = COLUMN_GAP.split(drop_remark(rest[mark.end():].strip()), 1)[0]
+    symbol = COLUMN_GAP.split(rest[mark.end():].strip(), 1)[0]
     return (head, rest[:mark.start()], mark["mark"], symbol) if symbol else None
 
 
