@@ -91,6 +91,29 @@ def finish(block: Block, start: int, end: int, *notes: str) -> Union[Block, Miss
 ELISION = re.compile(r"^\s*(?:\.{1,6}|\[\.\.\.\]|\[?<?(?:snip|SNIP|Snip|cut|CUT)>?\]?|\u2026|\(\.\.\.\)|-- ?snip ?--)\s*$")
 
 
+# An author's remark written after a frame on the same line (rule W1): blanks, then an arrow
+# (`<-`, `<--`, `<==`, `←`, `←←←`) or a comment marker and a blank (`# `, `// `), or, after a column
+# gap of two blanks or more, words in a script no tool prints (`这里是热点`, `ルールの評価`, `여기`).
+# No call-graph line or backtrace frame ends in either: what follows the frame is the author's.
+REMARK = r"(?:\s+(?:<-+|<=+|\u2190+|\u27f5|\u21d0|\u2b05)\s*\S.*|\s+(?:#|//)\s.*|\s{2,}\S*[^\x00-\x7f].*)"
+_TRAILING_REMARK = re.compile(r"(?<=\S)" + REMARK + r"$")
+
+
+def drop_remark(line: str) -> str:
+    """The line without an author's remark after its last frame (see REMARK; rule W1).
+
+    >>> drop_remark("          try_to_free_mem_cgroup_pages        \u2190\u2190\u2190 \u8fd9\u91cc")
+    '          try_to_free_mem_cgroup_pages'
+    >>> drop_remark("   |--61.90%--futex_wait_setup   <-- here")
+    '   |--61.90%--futex_wait_setup'
+    >>> drop_remark("  shrink_zone  # \u70ed\u70b9")
+    '  shrink_zone'
+    >>> drop_remark("  operator new(unsigned long)")
+    '  operator new(unsigned long)'
+    """
+    return _TRAILING_REMARK.sub("", line)
+
+
 def plural(count: int, noun: str) -> str:
     """`1 stack`, `3 stacks`."""
     return f"{count} {noun}" + ("" if count == 1 else "s")

@@ -28,7 +28,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..offcpu import SWITCH_LEAVES
-from .common import ELISION, Block, Miss, finish, kernel_frames, plural
+from .common import ELISION, REMARK, Block, Miss, finish, kernel_frames, plural
 
 # A symbol as traces print it: `.text.lock.spinlock` (the out-of-line lock sections of 2.6.9-2.6.18)
 # starts with a dot; 2.6.18 x86_64 puts a module's name before its symbols (`:ext3:ext3_get_acl`).
@@ -61,7 +61,8 @@ PREFIX = re.compile(
 # it may predate the leaf too (rule N4).
 FRAME = re.compile(
     r"^\s*(?P<paren>\()?(?:\[<[0-9a-fx]+>\]\s*|\[[0-9a-f]{8,16}\]\s+\[[0-9a-f]{8,16}\]\s+)?(?P<stale>\?\s+)?(?:\[<[0-9a-fx]+>\]\s*)?"
-    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?(?P<unreliable>\s+\(unreliable\)|(?(paren)\)))?\s*$"
+    + SYM + r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?(?:\s+\[[\w.-]+\])?(?P<unreliable>\s+\(unreliable\)|(?(paren)\)))?"
+    + REMARK + r"?\s*$"                 # an author's remark after the frame (rule W1)
 )
 PROC_STACK = re.compile(r"^\s*\[<[0-9a-fx]+>\]\s+" + SYM + r"\+0x[0-9a-f]+/0x[0-9a-f]+(?:\s+\[[\w.-]+\])?\s*$")
 # `<<EOE>>` (2.6.2x-2.6.3x): the end of an exception stack (NMI, debug, double fault).
@@ -176,7 +177,7 @@ CRASH_TASK = re.compile(r'^\s*PID:\s*\d+\s+TASK:\s*[0-9a-f]+\s+CPU:\s*(?P<cpu>\d
 # 2.6.18 names the out-of-line lock loop `.text.lock.spinlock`; `(via NAME)`: NAME jumped into the
 # frame's function (a tail call or the lock fast path's jump), so NAME is the caller in between.
 CRASH_FRAME = re.compile(r"^\s*#\d+\s+\[[0-9a-f]+\]\s+(?P<sym>\.?[A-Za-z_][\w.$]*)\s+at\s+[0-9a-f]+(?:\s+\[[\w.-]+\])?"
-                         r"(?:\s+\(via\s+(?P<via>\.?[A-Za-z_][\w.$]*)\))?\s*$")
+                         r"(?:\s+\(via\s+(?P<via>\.?[A-Za-z_][\w.$]*)\))?" + REMARK + r"?\s*$")
 CRASH_SECTION = re.compile(r"^\s*---\s*<(?P<what>[^>]+)>\s*---\s*$")
 CRASH_EXCEPTION_RIP = re.compile(r"^\s*\[exception RIP:\s*(?P<sym>\.?[A-Za-z_][\w.$]*)(?:\+\d+)?\]")
 CRASH_NOISE = re.compile(r"^\s*(?:[A-Z0-9]{2,6}:\s*[0-9a-f]+|ORIG_RAX|CS:|\[exception RIP|crash>|PANIC:|bt\b)")

@@ -217,6 +217,9 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
     """A row whose last column is a kernel symbol and which has a number column: columns apart
     by two or more spaces (a table), or only numbers before the symbol (`543 11.3 sym`)."""
     tokens = line.split()
+    after_module = _after_module(line)
+    if after_module:
+        return after_module
     if 2 < len(tokens) <= 10 and _TABLE_SYMBOL.match(tokens[0]) and not _TABLE_SYMBOL.match(tokens[-1]):
         return _name_first_row(line, tokens)
     if len(tokens) < 2 or len(tokens) > 10 or not _TABLE_SYMBOL.match(tokens[-1]):
@@ -231,6 +234,35 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
         return name, float(percent[1].replace(",", "."))
     whole = next((t for t in numbers if t.isdigit()), numbers[0])
     return name, float(whole.rstrip("%").replace(",", "."))
+
+
+def _after_module(line: str) -> Optional[Tuple[str, float]]:
+    """A retyped listing's row `share  module  symbol  notes...` (rule W2): perf and OProfile print
+    the symbol right after the kernel's module (`[kernel]`, `vmlinux`, `[kernel.kallsyms]`, a `.ko`),
+    so the column after the last module column is the symbol and columns after it are the author's
+    notes (a `说明` / `comment` column). Columns apart by two or more spaces, a share before the
+    module; weighted by it.
+
+    >>> _after_module("24.6%  [kernel]  osq_lock  rwsem \u4e50\u89c2\u81ea\u65cb")
+    ('osq_lock', 24.6)
+    >>> _after_module("6.1%  [kernel]  down_read_trylock  do_user_addr_fault")
+    ('down_read_trylock', 6.1)
+    >>> _after_module("osq_lock  [kernel]  24.6%") is None      # the symbol first: rule R1's row
+    True
+    """
+    columns = re.split(r"\s{2,}", line.strip())
+    if not 3 <= len(columns) <= 10:
+        return None
+    modules = [i for i, column in enumerate(columns[:-1]) if _ROW_MODULE.match(column)
+               and not _ROW_MODULE.match(columns[i + 1])]
+    if not modules:
+        return None
+    at = modules[0]
+    symbol = columns[at + 1]
+    percent = _PERCENT.search(" ".join(columns[:at]))
+    if not _TABLE_SYMBOL.match(symbol) or not percent:
+        return None
+    return normalize(symbol) or symbol, float(percent[1].replace(",", "."))
 
 
 def _weight(line: str) -> float:

@@ -56,7 +56,7 @@ import re
 from typing import List, Optional, Sequence, Union
 
 from .callgraph import Chain, Entry, flat_block, graph_block
-from .common import ELISION, Block, Miss, clean_name
+from .common import ELISION, Block, Miss, clean_name, drop_remark
 
 PCT = r"\d+(?:[.,]\d+)?"
 # An entry is read in two steps (no regex backtracking over long whitespace runs): the
@@ -106,7 +106,8 @@ def _entry_parts(line: str):
     head = ENTRY_HEAD.match(line)
     if not head:
         return None
-    rest = line[head.end():]
+    # the symbol ends at perf's column gap, or where the author's remark starts (rule W1)
+    rest = drop_remark(line[head.end():])
     mark = MARK.search(rest)
     if not mark or "%" in rest:
         return None
@@ -319,6 +320,14 @@ def _graph_line(line: str, stack: List[Chain]) -> bool:
     """Fold one graph line into the open chains; False when it is not a graph line."""
     if RAILS_ONLY.match(line):
         return True
+    bare = drop_remark(line)           # an author's remark after the frame is not part of it (rule W1)
+    if bare != line:
+        # ...when a frame stays: one name (prose mixing words and a remark is no frame line)
+        content = re.sub(r"^[\s|]*(?:---|--" + PCT + r"%--|[-+]\s+(?:" + PCT + r"%\s+)?|" + PCT + r"%\s)?",
+                         "", bare)
+        if " " in content.strip():
+            return False
+        line = bare
     branch = BRANCH.search(line)
     if branch:
         name = branch[2].strip()

@@ -18,12 +18,14 @@ from .. import folded as folded_reader
 from .. import perfscript
 from ..kernelnames import looks_kernel, normalize
 from ..profile import Frame
-from .common import ELISION, Block, Miss, clean_name, finish, kernel_frames, kind_of_lone, plural, split_kernel_user
+from .common import ELISION, REMARK, Block, Miss, clean_name, finish, kernel_frames, kind_of_lone, plural, split_kernel_user
 
 FOLDED = re.compile(r"^(?P<stack>[^\s;][^;]*(?:;[^;]*)+?)\s+(?P<count>\d+(?:\.\d+)?)\s*$")
 BPF_OPEN = re.compile(r"^@\w*\[(?P<key>[^\]]*?)\s*$")
 BPF_CLOSE = re.compile(r"^(?:,\s*(?P<tail>[^\]]*?)\s*)?\]:\s*(?P<count>\d+)\s*$")   # `]: 3`, `, bash]: 3`
-BPF_FRAME = re.compile(r"^\s+(?:[0-9a-f]{8,16}\s+)?(?P<sym>[A-Za-z_][\w.$]*)(?:\+(?:0x[0-9a-f]+|\d+))?(?:\s+\(.*\))?\s*$")
+# (an author's remark after a frame is not part of it: rule W1)
+BPF_FRAME = re.compile(r"^\s+(?:[0-9a-f]{8,16}\s+)?(?P<sym>[A-Za-z_][\w.$]*)(?:\+(?:0x[0-9a-f]+|\d+))?(?:\s+\(.*\))?"
+                       + REMARK + r"?\s*$")
 BPF_ONELINE = re.compile(r"^@\w*\[(?P<key>.*)\]:\s*(?P<count>\d+)\s*$")
 
 
@@ -149,7 +151,7 @@ def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 #     -                dd (25036)               (comm and pid)
 #         4                                     (count: samples, or microseconds off CPU)
 BCC_FRAME = re.compile(r"^\s{2,}(?:(?P<addr>[0-9a-f]{8,16})\s+)?(?:b')?(?P<sym>[A-Za-z_.\[][\w.$:<>~\[\]-]*?)'?"
-                       r"(?:\+0x[0-9a-f]+)?\s*$")
+                       r"(?:\+0x[0-9a-f]+)?" + REMARK + r"?\s*$")
 BCC_DELIMITER = re.compile(r"^\s+--\s*(?:--)?\s*$")
 BCC_COMM = re.compile(r"^\s+(?:-|waker:|target:)\s+(?P<comm>.+?)(?:\s+\(?(?P<pid>\d+)\)?)?\s*$")
 BCC_COUNT = re.compile(r"^\s+(?P<count>\d+)\s*$")
