@@ -549,3 +549,28 @@ def test_rule_s4_typed_comparison_is_not_folded_and_reads_the_busier_column_prob
     assert {r.names()[-1]: r.weight for r in result.profile} == {
         "rwsem_down_read_slowpath": 27.3, "_raw_spin_lock_irq": 9.8, "clear_page_erms": 6.6}
     assert any("read baseline, the run with the most busy kernel time" in n for n in result.notes)
+
+
+OLD_PERF_TOP_KSWAPD = """perf top -p $(pgrep kswapd0):
+
+------------------------------------------------------------------------------
+   PerfTop:    1001 irqs/sec  kernel:100.0%  exact:  0.0% [1000Hz cycles],{wrap}(target_pid: 47)
+------------------------------------------------------------------------------
+
+             samples  pcnt function                     DSO
+             _______ _____ ____________________________ _________________
+
+             3902.00 24.8% shrink_slab                  [kernel.kallsyms]
+             2120.00 13.5% balance_pgdat                [kernel.kallsyms]
+"""
+
+
+@pytest.mark.parametrize("wrap", ["  ", "\n", "\n  "])
+def test_rule_x3_perftop_banner_wrapped_by_mail_keeps_the_listing_whole_probe_x_1397(wrap):
+    """A mail client wrapped the 2.6.3x PerfTop banner before its target `(target_pid: 47)`: the
+    banner's tail is part of the banner, so the listing still starts at it and the command line
+    above still says whose samples they are."""
+    result = read_paste(OLD_PERF_TOP_KSWAPD.format(wrap=wrap))
+    assert result.formats == ["perf-top"]
+    assert {r.comm for r in result.profile} == {"kswapd0"}
+    assert {r.names()[-1] for r in result.profile} == {"shrink_slab", "balance_pgdat"}
