@@ -115,7 +115,8 @@ ACCURACY_SETS := realworld-heldout|held-out set;realworld-probe-old|probe set 2.
 realworld-probe-a|probe set A (network, storage, fs, virt, containers);realworld-probe-new|probe set 4.9-6.x;\
 realworld-probe-d|probe set D (non-x86, virtualised, non-perf tools);\
 realworld-probe-h|probe set H (mailing-list threads, 2.6.21-4.6);realworld-probe-l|probe set L (kernels 6.1-6.16);\
-realworld-probe-n|probe set N (lockup, stall and crash traces)
+realworld-probe-n|probe set N (lockup, stall and crash traces);\
+realworld-probe-x|probe set X (fix commits of older kernels, projects next to the kernel)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
