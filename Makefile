@@ -116,7 +116,8 @@ realworld-probe-a|probe set A (network, storage, fs, virt, containers);realworld
 realworld-probe-d|probe set D (non-x86, virtualised, non-perf tools);\
 realworld-probe-h|probe set H (mailing-list threads, 2.6.21-4.6);realworld-probe-l|probe set L (kernels 6.1-6.16);\
 realworld-probe-n|probe set N (lockup, stall and crash traces);\
-realworld-probe-w|probe set W (non-English sources)
+realworld-probe-w|probe set W (non-English sources);\
+realworld-probe-x|probe set X (fix commits of older kernels, projects next to the kernel)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)

@@ -574,3 +574,56 @@ def test_an_arm64_el0_vector_splits_user_from_kernel():
     chain = ["start_thread", "worker", "__GI___pread64", "el0t_64_sync", "el0t_64_sync_handler", "el0_svc",
              "do_el0_svc", "invoke_syscall", "__arm64_sys_pread64", "filemap_read"]
     assert _kinds(chain) == ["user"] * 3 + ["kernel"] * 7
+
+
+OLD_PERF_TOP_KSWAPD = """perf top -p $(pgrep kswapd0):
+
+------------------------------------------------------------------------------
+   PerfTop:    1001 irqs/sec  kernel:100.0%  exact:  0.0% [1000Hz cycles],{wrap}(target_pid: 47)
+------------------------------------------------------------------------------
+
+             samples  pcnt function                     DSO
+             _______ _____ ____________________________ _________________
+
+             3902.00 24.8% shrink_slab                  [kernel.kallsyms]
+             2120.00 13.5% balance_pgdat                [kernel.kallsyms]
+"""
+
+
+@pytest.mark.parametrize("wrap", ["  ", "\n", "\n  "])
+def test_rule_x3_perftop_banner_wrapped_by_mail_keeps_the_listing_whole_probe_x_1397(wrap):
+    """A mail client wrapped the 2.6.3x PerfTop banner before its target `(target_pid: 47)`: the
+    banner's tail is part of the banner, so the listing still starts at it and the command line
+    above still says whose samples they are."""
+    result = read_paste(OLD_PERF_TOP_KSWAPD.format(wrap=wrap))
+    assert result.formats == ["perf-top"]
+    assert {r.comm for r in result.profile} == {"kswapd0"}
+    assert {r.names()[-1] for r in result.profile} == {"shrink_slab", "balance_pgdat"}
+
+
+def test_rule_x4_lock_stat_rows_wrapped_by_mail_read_as_words_probe_x_1393():
+    """A /proc/lock_stat table quoted in a cover letter (realworld-probe-x case 1393): the rows of
+    200 columns that a mail client wrapped at 72 give the same lock classes, waits and callers as
+    the table as printed; the spinning rwlock's sides keep their read / write spinning frame."""
+    import textwrap
+    case = next((FIXTURES.parent / "realworld-probe-x").glob("1393-*.txt"))
+    table = case.read_text(encoding="utf-8").split("# ---\n", 1)[1]
+    wrapped = "\n".join(piece for line in table.split("\n")
+                        for piece in (textwrap.wrap(line, 72, break_long_words=False, break_on_hyphens=False)
+                                      if len(line) > 72 else [line]))
+    read = [sorted((r.names(), round(r.weight)) for r in read_paste(text).profile) for text in (table, wrapped)]
+    assert read[0] == read[1]
+    assert read_paste(wrapped).formats == ["lock-stat"]
+    leaves = {names[-2:] for names, _ in read[0]}
+    assert ("ip6_pol_route", "_raw_write_lock") in leaves and ("ip6_ins_rt", "_raw_read_lock") in leaves
+
+
+def test_rule_x4_lock_stat_class_that_sleeps_is_named_by_its_last_part():
+    """A mutex's own wait_lock spins; mmap_sem, i_mutex_key#3 and s_umount_key#24 sleep."""
+    from flamediag.paste.lockcon import read_lock_stat
+    rows = ["lock_stat version 0.3"] + [
+        f"   {name}:   10   10   0.10   5.00   {wait}   20   90   0.10   2.00   30.00"
+        for name, wait in (("&lock->wait_lock", "400.00"), ("&mm->mmap_sem-W", "9000.00"),
+                           ("&sb->s_type->i_mutex_key#3", "9000.00"), ("&type->s_umount_key#24", "9000.00"))]
+    block = read_lock_stat(rows, 0)
+    assert [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks] == [(("_raw_spin_lock",), 400.0)]

@@ -34,7 +34,7 @@ UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
-    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
+    "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, /proc/lock_stat tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
@@ -94,6 +94,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lkp.read_lkp)
     if lockcon.starts_lock_contention(line):
         readers.append(lockcon.read_lock_contention)
+    if lockcon.starts_lock_stat(line):
+        readers.append(lockcon.read_lock_stat)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
     if eventtables.starts_event_table(line):

@@ -118,3 +118,133 @@ def _frames(row: re.Match, stack: List[str], lock_frame: Optional[str], by_calle
     names = [normalize(caller["sym"]) or caller["sym"]] if caller else []
     names += [lock_frame] if lock_frame else []
     return names or None
+
+
+# -- /proc/lock_stat (CONFIG_LOCK_STAT, 2.6.23+; rule X4) -------------------------------------------
+LOCK_STAT_VERSION = re.compile(r"^\s*lock_stat version \d+\.\d+\s*$")
+LOCK_STAT_HEADER = re.compile(r"^\s*class name\s+con-bounces\b")
+_LS_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+_LS_CLASS = re.compile(r"^(?P<name>\S+?)(?P<side>-[RW])?:$")
+_LS_ADDRESS = re.compile(r"^\[<[0-9a-f]+>\]$")
+_LS_SITE = re.compile(r"^(?P<sym>[A-Za-z_.][\w.$]*)\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?$")
+_LS_RULE = re.compile(r"^\s*(?:-{3,}|\.{3,})\s*$")
+_LS_HEADER_WORDS = frozenset({"class", "name", "con-bounces", "contentions", "waittime-min", "waittime-max",
+                              "waittime-total", "waittime-avg", "acq-bounces", "acquisitions", "holdtime-min",
+                              "holdtime-max", "holdtime-total", "holdtime-avg"})
+# The last part of a lockdep class name that says the lock sleeps: a mutex, a (rw) semaphore,
+# mmap_lock (5.8+ rwsem), s_umount; everything else (spinlock_t `...->rlock`, rwlock_t, raw spin
+# locks, a mutex's own `wait_lock`) spins.
+_LS_SLEEPING = re.compile(r"mutex|sem(?:aphore)?(?:_key)?(?:#\d+)?$|rwsem|mmap_lock|s_umount", re.I)
+
+
+def starts_lock_stat(line: str) -> bool:
+    return bool(LOCK_STAT_VERSION.match(line) or LOCK_STAT_HEADER.match(line))
+
+
+def _lock_stat_line(tokens: List[str]) -> bool:
+    """A line of the table, whole or a piece a mail client wrapped: header words, a class row
+    (`name:` and numbers), a call site (`name count [<addr>] sym+0x../0x..`), numbers alone."""
+    if all(t in _LS_HEADER_WORDS for t in tokens):
+        return True
+    words = [t for t in tokens if not (_LS_NUMBER.match(t) or _LS_ADDRESS.match(t) or _LS_SITE.match(t))]
+    return len(words) <= 1 and (not words or _LS_CLASS.match(words[0]) is not None
+                                or tokens.index(words[0]) == 0)
+
+
+def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """`/proc/lock_stat`: per lock class, a row of counts and times (µs) per side (`-W`, `-R` for
+    rwlocks and rwsems), then the call sites where waiters contended (first group under `----`)
+    and where the holders took it (second group). The first five columns are the same in every
+    version (0.3: ten columns, 0.4: twelve): con-bounces, contentions, waittime-min, -max, -total.
+    A class's total wait is spread over its contention points by their counts; a spinning lock's
+    wait is CPU time, a sleeping lock's (class named as a mutex or semaphore) is not (as for
+    `perf lock contention`). Tolerant of rows a mail client wrapped: the table is read as words.
+
+    >>> block = read_lock_stat([
+    ...     "lock_stat version 0.4",
+    ...     "  class name  con-bounces  contentions  waittime-min  waittime-max  waittime-total",
+    ...     "   &(&zone->lock)->rlock:   100   120   0.10   50.00   3000.00   1.00   500   900",
+    ...     "   ---------",
+    ...     "   &(&zone->lock)->rlock   90   [<ffffffff81164d2a>] free_pcppages_bulk+0x3a/0x3c0",
+    ...     "   &(&zone->lock)->rlock   30   [<ffffffff81165f51>] get_page_from_freelist+0x3b1/0x8a0",
+    ...     "   .........",
+    ...     "   &mm->mmap_sem-W:   10   12   1.00   900.00   5000.00   1.00   40   80"], 0)
+    >>> [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks]
+    [(('free_pcppages_bulk', '_raw_spin_lock'), 2250.0), (('get_page_from_freelist', '_raw_spin_lock'), 750.0)]
+    """
+    index = start + 1
+    classes: List[Dict] = []
+    group = 0
+    while index < len(lines):
+        tokens = lines[index].split()
+        if not tokens:
+            index += 1
+            continue
+        if _LS_RULE.match(lines[index]):
+            group += 1 if classes and lines[index].strip().startswith("-") else 0
+            index += 1
+            continue
+        if LOCK_STAT_HEADER.match(lines[index]) or not _lock_stat_line(tokens):
+            if LOCK_STAT_HEADER.match(lines[index]) and not classes:
+                index += 1
+                continue
+            break
+        for token in tokens:
+            cls = _LS_CLASS.match(token)
+            if cls and token not in _LS_HEADER_WORDS:
+                classes.append({"name": cls["name"], "side": cls["side"] or "", "numbers": [], "sites": []})
+                group = 0
+            elif not classes or token in _LS_HEADER_WORDS:
+                continue
+            elif _LS_NUMBER.match(token) and len(classes[-1]["numbers"]) < 12 and group == 0 \
+                    and not classes[-1]["sites"]:
+                classes[-1]["numbers"].append(float(token))
+            elif _LS_NUMBER.match(token) and "." not in token and group == 1:
+                classes[-1]["sites"].append([int(token), None])
+            elif _LS_SITE.match(token) and group == 1 and classes[-1]["sites"] and classes[-1]["sites"][-1][1] is None:
+                classes[-1]["sites"][-1][1] = normalize(_LS_SITE.match(token)["sym"])
+        index += 1
+    rows = [c for c in classes if len(c["numbers"]) >= 5]
+    if not rows:
+        return Miss(index)
+    # the call sites are printed once per class, after its -W and -R rows: share them
+    by_name: Dict[str, List] = {}
+    for row in rows:
+        by_name.setdefault(row["name"], []).extend(s for s in row["sites"] if s[1])
+    block = Block("lock-stat", start, index, unit="us", header=True)
+    sleeping, sleeping_wait = [], 0.0
+    for row in rows:
+        wait = row["numbers"][4]
+        if wait <= 0:
+            continue
+        last = re.split(r"->|\.", row["name"].strip("&()"))[-1].strip("()")
+        spins = not _LS_SLEEPING.search(last)
+        lock = {"-R": "_raw_read_lock", "-W": "_raw_write_lock"}.get(row["side"], "_raw_spin_lock") if spins else None
+        sites = by_name.get(row["name"]) or [[1, None]]
+        total = sum(count for count, _ in sites) or 1
+        for count, sym in sites:
+            names = [n for n in (sym, lock) if n]
+            if not names:
+                continue
+            entry = (tuple(Frame(n, "kernel") for n in names), wait * count / total, "", None, None)
+            if spins:
+                block.stacks.append(entry)
+            else:
+                sleeping.append(entry)
+                sleeping_wait += wait * count / total
+    if not block.stacks:
+        if not sleeping:
+            return Miss(index)
+        block.stacks = sleeping
+        block.not_cpu = (f"this lock_stat table lists only sleeping locks ({plural(len(sleeping), 'contention point')}: "
+                         "mutex, rwsem, semaphore): their waiters sleep, the wait is not CPU time")
+        block.notes.append("read /proc/lock_stat: sleeping locks only")
+        return block
+    named = len({r["name"] for r in rows})
+    block.notes.append(f"read /proc/lock_stat: {named} lock class{'' if named == 1 else 'es'}, "
+                       "each spinning class's total wait spread over its contention points (a spinning "
+                       "waiter's wait is CPU time)")
+    if sleeping:
+        block.notes.append(f"left out the sleeping lock classes ({sleeping_wait / 1e6:.2f} s of wait): a mutex / "
+                           "rwsem waiter sleeps, its wait is not CPU time")
+    return block

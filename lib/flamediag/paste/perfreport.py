@@ -70,6 +70,9 @@ DSO_LIKE = re.compile(r"^(?:\[.*\]|/.*|.*\.(?:so(?:\.[\d.]+)?|ko(?:\.[gx]z|\.zst
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
 PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
+# The end of a PerfTop banner a mail client wrapped onto the next line (rule X3): its target in
+# parentheses (`(all, 24 CPUs)`, `(target_pid: 47)`, `(all, CPU: 0)`), maybe after the event or `exact:`.
+PERFTOP_TAIL = re.compile(r"^\s*(?:exact:\s*[\d.]+%\s*)?(?:\[[^\[\]]*\],?\s*)?\((?:all|target_\w+|cpu|CPU)\b[^()]*\)\s*$")
 BANNER = re.compile(r"^\s*(?:#\s*)?(?:Samples|Events):\s+(?P<n>\d+)(?P<unit>[KMG]?)\b"
                     r"(?:\s+of\s+event\s+'(?P<event>[^']+)'|\s+(?P<old_event>[\w:-]+)\s*$)?")
 # `perf report --header` (6.x): `# event : name = cpu-clock:ppp, , id = { 26322 }, ...` (also `dummy:HG`).
@@ -240,6 +243,8 @@ class _Scan:
 
     def _line(self, line: str) -> bool:
         seen_entries = any(self.screens)
+        if self.perftop and self.index and PERFTOP.match(self.lines[self.index - 1]) and PERFTOP_TAIL.match(line):
+            return True                    # the banner's target, wrapped by a mail client (rule X3)
         if PERFTOP.match(line) or (BANNER.match(line) and " drop: " in line):   # perf top --stdio / TUI
             self._banner(line)
             self.perftop += 1

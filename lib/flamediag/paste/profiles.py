@@ -35,7 +35,7 @@ from ..text import pct_whole
 from .common import Block, plural
 
 TRACE_FORMATS = frozenset({"oops", "sysrq-l", "crash-bt", "proc-stack"})
-WAIT_FORMATS = frozenset({"perf-lock-contention"})
+WAIT_FORMATS = frozenset({"perf-lock-contention", "lock-stat"})
 ILLUSTRATION_SAMPLES = 10
 REPORT_FORMATS = frozenset({"perf-report-callgraph", "perf-report-flat", "perf-top", "perf-top-callgraph"})
 
