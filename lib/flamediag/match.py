@@ -18,7 +18,7 @@ as `sys_`); `*` matches any frame.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -315,12 +315,14 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     if not hits and not claims and not profile.through:
         return result
     by_comm: Counter = Counter()
+    children = _children_by_name(profile.through) if profile.through and compiled.exclude else {}
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
         claim = claims.get(id(record))
         hit = _claimed_hit(result, claim, names, record.weight) if claim else hits.get(id(names))
-        if hit is None:
+        if hit is None or (not claim and children
+                           and _covered_by_exclude(compiled, children, record.comm or "", names)):
             continue
         found, strong = hit
         result.matched += record.weight
@@ -343,6 +345,44 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     if profile.through:
         _children_totals(result, compiled, profile.through, by_comm)
     return result
+
+
+def _children_by_name(through: Dict[Tuple[str, str], float]) -> Dict[str, Dict[str, float]]:
+    """A --children listing's Children per command and normalised frame name."""
+    children: Dict[str, Dict[str, float]] = defaultdict(dict)
+    for (comm, symbol), weight in through.items():
+        names = children[comm]
+        name = _normalize_cached(symbol)
+        names[name] = max(names.get(name, 0.0), weight)
+    return children
+
+
+def _covered_by_exclude(compiled: _Compiled, children: Dict[str, Dict[str, float]], comm: str,
+                        names: Sequence[str]) -> bool:
+    """A --children listing (rule Y1): a flat entry counted by a distinctive frame is another path's
+    when an exclude pattern is listed for the same command and its frames' Children cover at least
+    half of the entry's own Children (`children`: command -> normalised name -> Children): the
+    samples that ran through the entry mostly ran through the excluded path too
+    (`smp_call_function_many_cond` 52 % under `text_poke_bp` 53 %: the IPIs text patching sends,
+    not a TLB shootdown's).
+
+    >>> class C: exclude = [[frozenset({"text_poke_bp"})]]
+    >>> c = {"": {"text_poke_bp": 53.4, "smp_call_function_many_cond": 52.1}}
+    >>> _covered_by_exclude(C, c, "", ("smp_call_function_many_cond",))
+    True
+    >>> c = {"": {"text_poke_bp": 3.0, "smp_call_function_many_cond": 52.1}}
+    >>> _covered_by_exclude(C, c, "", ("smp_call_function_many_cond",))
+    False
+    """
+    listed = children.get(comm) or {}
+    own = listed.get(names[-1])
+    if not own:
+        return False
+    for pattern in compiled.exclude:
+        weights = [max((w for name, w in listed.items() if name in element), default=0.0) for element in pattern]
+        if weights and min(weights) >= own / 2:
+            return True
+    return False
 
 
 def _gap_wait(compiled: _Compiled, names: Dict[str, float], cut: float) -> List[Tuple[float, str]]:
