@@ -82,6 +82,21 @@ ran says nothing of what it cost. Read and drawn, never diagnosed (rule K8):
                         lseek     388120
     --------------------------------------------------------------
 
+Function call count tables (perf-tools' and bcc's `funccount`, `FUNC  COUNT`, ascending, printed at
+Ctrl-C or every `-i` interval under a time stamp) are the same kind of table for any kernel function
+(rule V4): a spin lock function is among the most called functions of every kernel, and its count
+says how often it was called, not that anyone waited.
+
+    >>> block = read_event_table(["FUNC                              COUNT", "_raw_spin_lock_irqsave     7409",
+    ...                           "_raw_spin_lock                    32158"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('_raw_spin_lock_irqsave', 7409.0), ('_raw_spin_lock', 32158.0)], 'funccount', True)
+
+ftrace's function profiler (`function_profile_enabled`, `trace_stat/function<cpu>`: `Function  Hit
+Time  Avg  s^2`) times each call from entry to return, the functions it calls included and, with the
+default `sleep-time` option, the time it slept: `schedule` and the poll / select / futex calls lead
+it by design. Wall time per call like a system call table (rule T3): read, drawn, never diagnosed.
+
 `perf kvm stat report` (perf-kvm(1), 3.9+) on a KVM host: per VM-exit reason (or I/O port, MMIO
 address) the exits counted and the time from each exit to the guest's next entry (rule P2):
 
@@ -139,6 +154,7 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
 def starts_event_table(line: str) -> bool:
     return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
                 or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line) or KVM_STAT_HEADER.match(line)
+                or FUNCCOUNT_HEADER.match(line) or PROFILER_HEADER.match(line)
                 or KVM_EVENTS_HEADER.match(line) or bool(KVM_EVENT_ROW.match(line) and line.lstrip().startswith("kvm_"))
                 or (("irq_handler_e" in line or "softirq_e" in line) and IRQ_EVENT.match(line)))
 
@@ -151,6 +167,10 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_syscalls(lines, start)
     if TOPSYS_HEADER.match(line):
         return _read_syscall_counts(lines, start)
+    if FUNCCOUNT_HEADER.match(line):
+        return _read_function_counts(lines, start)
+    if PROFILER_HEADER.match(line):
+        return _read_function_profile(lines, start)
     if KVM_STAT_HEADER.match(line):
         return _read_kvm_stat(lines, start)
     if KVM_EVENTS_HEADER.match(line) or KVM_EVENT_ROW.match(line):
@@ -358,6 +378,15 @@ def _read_syscalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 TOPSYS_HEADER = re.compile(r"^\s*SYSCALL\s+COUNT\s*$")
 TOPSYS_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<count>\d+)\s*$")
+FUNCCOUNT_HEADER = re.compile(r"^\s*(?:ADDR\s+)?FUNC\s+COUNT\s*$")
+FUNCCOUNT_ROW = re.compile(r"^\s*(?:(?:0x)?[0-9a-f]{8,16}\s+)?(?:b')?(?P<name>[A-Za-z_.][\w.$:]*)'?\s+(?P<count>\d+)\s*$")
+FUNCCOUNT_STAMP = re.compile(r"^\s*(?:\d{1,2}:\d{2}:\d{2}|Ending tracing\.*|Detaching\.*)\s*$")
+PROFILER_HEADER = re.compile(r"^\s*Function\s+Hit\s+Time\s+Avg(?:\s+s\^2)?\s*$")
+PROFILER_ROW = re.compile(r"^\s*(?P<name>[A-Za-z_.][\w.$]*)\s+(?P<hit>\d+)\s+(?P<time>\d+(?:\.\d+)?)\s*us"
+                          r"(?:\s+\d+(?:\.\d+)?(?:\s*us)?(?:\s+\d+(?:\.\d+)?(?:\s*us)?)?)?\s*$")
+# the last columns of a row wrapped onto a line of their own (a mail wrapped at 72 columns)
+PROFILER_TAIL = re.compile(r"^\s*(?=\S)(?:s\^2|-{3,}|(?:us\b\s*)?(?:\d+(?:\.\d+)?\s*us\s*){0,2})\s*$")
+PROFILER_RULE = re.compile(r"^\s*-{4,}\s+-{3}\s+-{4}\s+-{3}(?:\s+-{3})?\s*$")
 TOPSYS_RULE = re.compile(r"^\s*-{10,}\s*$")
 
 
@@ -382,6 +411,45 @@ def _read_syscall_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]
                      "long, so it holds no CPU time; not CPU samples")
     return finish(block, start, index, f"read SystemTap topsys.stp: {plural(len(block.stacks), 'system call')} "
                   "with their call counts")
+
+
+def _read_function_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """funccount's tables from `start` (a header), every interval summed: call counts, no time (rule V4)."""
+    block = Block("funccount", start, start, unit="events")
+    rows: Counter = Counter()
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = FUNCCOUNT_ROW.match(line)
+        if found:
+            rows[found["name"]] += int(found["count"])
+        elif not (not line.strip() or FUNCCOUNT_HEADER.match(line) or FUNCCOUNT_STAMP.match(line)
+                  or ELISION.match(line)):
+            break
+        index += 1
+    block.stacks = [((Frame(name, "kernel"),), float(count), "", None, None) for name, count in rows.items() if count]
+    block.not_cpu = ("this table counts calls of traced functions (funccount): how often each ran, not how long, "
+                     "so it holds no CPU time; not CPU samples")
+    return finish(block, start, index, f"read funccount: {plural(len(block.stacks), 'function')} with their call counts")
+
+
+def _read_function_profile(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """trace_stat/function<cpu>: time per function from entry to return (children and sleep included)."""
+    block = Block("ftrace-function-profile", start, start, unit="us")
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = PROFILER_ROW.match(line)
+        if found:
+            if float(found["time"]) > 0:
+                block.stacks.append(((Frame(found["name"], "kernel"),), float(found["time"]), "", None, None))
+        elif not (not line.strip() or PROFILER_RULE.match(line) or PROFILER_TAIL.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    block.not_cpu = ("this is ftrace's function profiler (trace_stat): each call timed from entry to return, the "
+                     "functions it calls and (with the sleep-time option, the default) its time asleep included, "
+                     "so schedule and the blocking calls lead it; wall time, not CPU samples")
+    return finish(block, start, index, f"read the ftrace function profile: {plural(len(block.stacks), 'function')}")
 
 
 # --- perf kvm stat report (rule P2) ----------------------------------------------------------------
