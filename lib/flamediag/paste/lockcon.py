@@ -71,8 +71,49 @@ KLOCK_NOT_CPU = ("this is klockstat: kernel mutexes timed from mutex_lock to own
                  "times, not CPU samples")
 
 
+# /proc/lock_stat (CONFIG_LOCK_STAT): `class: con-bounces contentions waittime-min -max -total [-avg] acq-bounces
+# acquisitions holdtime-min -max -total [-avg]` (10 numbers before 3.x's averages, 12 after), each class's
+# contention points `class  count  [<addr>] caller+0x57/0x280` below it, `lock_stat version` and the header
+_NUM = r"\d+(?:\.\d+)?"
+LOCKSTAT_ROW = re.compile(r"^\s*(?P<cls>\S.*?):\s+(?P<nums>(?:" + _NUM + r"\s+){9}(?:" + _NUM + r"\s+" + _NUM
+                          + r"\s+)?" + _NUM + r")\s*$")
+LOCKSTAT_POINT = re.compile(r"^\s*\S.*?\s+\d+\s+\[<(?:0x)?[0-9a-f]+>\]\s+\S+\s*$")
+LOCKSTAT_OTHER = re.compile(r"^\s*(?:lock_stat version [\d.]+|class name\s+con-bounces\s.*|[-.]{10,})\s*$")
+LOCKSTAT_NOT_CPU = ("this is /proc/lock_stat (a kernel built with CONFIG_LOCK_STAT): contentions and wait times "
+                    "summed since the statistics were last cleared, with no window: which lock classes waited "
+                    "most, not what share of CPU time the waiting took")
+
+
 def starts_lock_contention(line: str) -> bool:
+    if ":" in line and LOCKSTAT_ROW.match(line) or "lock_stat version" in line or "con-bounces" in line:
+        return True
     return bool(HEADER.match(line) or ("Caller" in line and KLOCK_HEADER.match(line)))
+
+
+def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """/proc/lock_stat rows from `start`: each lock class weighted by its total wait, never diagnosed
+    (rule V6 of doc/accuracy.md).
+
+    >>> block = read_lock_stat(["  clockevents_lock:  2926159  2947636  0.15  46882.81  1784540466.34  605.41"
+    ...                         "  3381345  3879161  0.00  2260.97  53178395.68  13.71"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], bool(block.not_cpu)
+    ([('[lock clockevents_lock]', 1784540466.34)], True)
+    """
+    block = Block("lock-stat", start, start, unit="us", header=True, not_cpu=LOCKSTAT_NOT_CPU)
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        row = LOCKSTAT_ROW.match(line)
+        if row:
+            wait = float(row["nums"].split()[4])           # waittime-total, microseconds
+            if wait > 0:
+                block.stacks.append(((Frame(f"[lock {row['cls'].strip()}]", "kernel"),), wait, "", None, None))
+        elif not (not line.strip() or LOCKSTAT_POINT.match(line) or LOCKSTAT_OTHER.match(line)
+                  or ELISION.match(line)):
+            break
+        index += 1
+    return finish(block, start, index, f"read /proc/lock_stat: {plural(len(block.stacks), 'lock-class row')} with "
+                  "their total wait (since the statistics were cleared: no window, not CPU time)")
 
 
 def read_klockstat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
@@ -116,6 +157,8 @@ def read_lock_contention(lines: Sequence[str], start: int) -> Union[Block, Miss]
     """The table under its header; rows of sleeping locks are counted, not read as CPU time."""
     if KLOCK_HEADER.match(lines[start]):
         return read_klockstat(lines, start)
+    if LOCKSTAT_ROW.match(lines[start]) or LOCKSTAT_OTHER.match(lines[start]):
+        return read_lock_stat(lines, start)
     header = HEADER.match(lines[start])
     if not header:
         return Miss(start + 1)
