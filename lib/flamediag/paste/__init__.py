@@ -35,7 +35,8 @@ UNDERSTOOD = (
     "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
     "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, /proc/lock_stat tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
-    "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat"
+    "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat, "
+    "bcc/bpftrace tcpdrop, bcc criticalstat, drsnoop and compactsnoop, funccount and klockstat tables, bpftrace count maps, the ftrace function profile"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.

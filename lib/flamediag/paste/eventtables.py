@@ -82,6 +82,43 @@ ran says nothing of what it cost. Read and drawn, never diagnosed (rule K8):
                         lseek     388120
     --------------------------------------------------------------
 
+Function call count tables (perf-tools' and bcc's `funccount`, `FUNC  COUNT`, ascending, printed at
+Ctrl-C or every `-i` interval under a time stamp) are the same kind of table for any kernel function
+(rule V4): a spin lock function is among the most called functions of every kernel, and its count
+says how often it was called, not that anyone waited.
+
+    >>> block = read_event_table(["FUNC                              COUNT", "_raw_spin_lock_irqsave     7409",
+    ...                           "_raw_spin_lock                    32158"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('_raw_spin_lock_irqsave', 7409.0), ('_raw_spin_lock', 32158.0)], 'funccount', True)
+
+ftrace's function profiler (`function_profile_enabled`, `trace_stat/function<cpu>`: `Function  Hit
+Time  Avg  s^2`) times each call from entry to return, the functions it calls included and, with the
+default `sleep-time` option, the time it slept: `schedule` and the poll / select / futex calls lead
+it by design. Wall time per call like a system call table (rule T3): read, drawn, never diagnosed.
+
+bcc `drsnoop` and `compactsnoop` print one row per direct-reclaim run and per compaction run, with
+its latency (rule V5): the tools trace `mm_vmscan_direct_reclaim_begin/end` and
+`mm_compaction_begin/end`, so a drsnoop row is an allocation that stalled reclaiming by construction,
+read as `__alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> try_to_free_pages ->
+do_try_to_free_pages -> shrink_node` of its task, weighted by its latency in microseconds. A
+compactsnoop row says who compacted: `kcompactd*` in the background (`kcompactd -> compact_zone`),
+order -1 a compaction asked for through `/proc/sys/vm/compact_memory` or a node's `compact` file
+(`compact_node -> compact_zone`, no allocation waited), any other task an allocation's direct
+compaction (`__alloc_pages_direct_compact -> try_to_compact_pages -> compact_zone`). With `-T` the
+rows span a window: their latencies are a share of it (of their own sum when that is larger, many
+tasks stalling at once), so a few short stalls over seconds are a small share.
+
+    >>> block = read_event_table(["TIME(s)       COMM           PID     LAT(ms) PAGES",
+    ...     "0.000000000   java           4122      27.40   128",
+    ...     "9.000000000   summond        17678      0.06     3"], 0)
+    >>> [(s[0][-1].name, s[1], s[2]) for s in block.stacks], block.whole
+    ([('shrink_node', 27400.0, 'java'), ('shrink_node', 60.0, 'summond')], 9000060.0)
+    >>> block = read_event_table(["COMM    PID    NODE ZONE         ORDER MODE      LAT(ms)           STATUS",
+    ...     "zsh     23685  0    ZONE_NORMAL  -1    SYNC      113.975         complete"], 0)
+    >>> [tuple(f.name for f in s[0]) for s in block.stacks]
+    [('compact_node', 'compact_zone')]
+
 `perf kvm stat report` (perf-kvm(1), 3.9+) on a KVM host: per VM-exit reason (or I/O port, MMIO
 address) the exits counted and the time from each exit to the guest's next entry (rule P2):
 
@@ -139,6 +176,8 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
 def starts_event_table(line: str) -> bool:
     return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
                 or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line) or KVM_STAT_HEADER.match(line)
+                or FUNCCOUNT_HEADER.match(line) or PROFILER_HEADER.match(line) or DRSNOOP_HEADER.match(line)
+                or COMPACT_HEADER.match(line)
                 or KVM_EVENTS_HEADER.match(line) or bool(KVM_EVENT_ROW.match(line) and line.lstrip().startswith("kvm_"))
                 or (("irq_handler_e" in line or "softirq_e" in line) and IRQ_EVENT.match(line)))
 
@@ -151,6 +190,12 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_syscalls(lines, start)
     if TOPSYS_HEADER.match(line):
         return _read_syscall_counts(lines, start)
+    if FUNCCOUNT_HEADER.match(line):
+        return _read_function_counts(lines, start)
+    if PROFILER_HEADER.match(line):
+        return _read_function_profile(lines, start)
+    if DRSNOOP_HEADER.match(line) or COMPACT_HEADER.match(line):
+        return _read_mm_stalls(lines, start)
     if KVM_STAT_HEADER.match(line):
         return _read_kvm_stat(lines, start)
     if KVM_EVENTS_HEADER.match(line) or KVM_EVENT_ROW.match(line):
@@ -358,6 +403,23 @@ def _read_syscalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 TOPSYS_HEADER = re.compile(r"^\s*SYSCALL\s+COUNT\s*$")
 TOPSYS_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<count>\d+)\s*$")
+FUNCCOUNT_HEADER = re.compile(r"^\s*(?:ADDR\s+)?FUNC\s+COUNT\s*$")
+FUNCCOUNT_ROW = re.compile(r"^\s*(?:(?:0x)?[0-9a-f]{8,16}\s+)?(?:b')?(?P<name>[A-Za-z_.][\w.$:]*)'?\s+(?P<count>\d+)\s*$")
+FUNCCOUNT_STAMP = re.compile(r"^\s*(?:\d{1,2}:\d{2}:\d{2}|Ending tracing\.*|Detaching\.*)\s*$")
+DRSNOOP_HEADER = re.compile(r"^\s*(?:TIME\(s\)\s+)?COMM\s+PID\s+LAT\(ms\)\s+PAGES(?:\s+FREE\(KB\))?\s*$")
+DRSNOOP_ROW = re.compile(r"^\s*(?:(?P<time>\d+\.\d+)\s+)?(?P<comm>\S+)\s+(?P<pid>\d+)\s+(?P<lat>\d+(?:\.\d+)?)\s+"
+                         r"(?P<pages>\d+)(?:\s+\d+)?\s*$")
+COMPACT_HEADER = re.compile(r"^\s*(?:TIME\(s\)\s+)?COMM\s+PID\s+NODE\s+ZONE\s+ORDER\s+MODE\s+(?:.*\s)?LAT\(ms\)\s+STATUS\s*$")
+COMPACT_ROW = re.compile(r"^\s*(?:(?P<time>\d+\.\d+)\s+)?(?P<comm>\S+)\s+(?P<pid>\d+)\s+\d+\s+ZONE_\w+\s+(?P<order>-?\d+)\s+"
+                         r"(?P<mode>\w+)\s+(?:-?[\d.]+\s+)*?(?P<lat>\d+(?:\.\d+)?)\s+(?P<status>\w+)\s*$")
+DIRECT_RECLAIM = ("__alloc_pages_slowpath", "__alloc_pages_direct_reclaim", "try_to_free_pages",
+                  "do_try_to_free_pages", "shrink_node")
+PROFILER_HEADER = re.compile(r"^\s*Function\s+Hit\s+Time\s+Avg(?:\s+s\^2)?\s*$")
+PROFILER_ROW = re.compile(r"^\s*(?P<name>[A-Za-z_.][\w.$]*)\s+(?P<hit>\d+)\s+(?P<time>\d+(?:\.\d+)?)\s*us"
+                          r"(?:\s+\d+(?:\.\d+)?(?:\s*us)?(?:\s+\d+(?:\.\d+)?(?:\s*us)?)?)?\s*$")
+# the last columns of a row wrapped onto a line of their own (a mail wrapped at 72 columns)
+PROFILER_TAIL = re.compile(r"^\s*(?=\S)(?:s\^2|-{3,}|(?:us\b\s*)?(?:\d+(?:\.\d+)?\s*us\s*){0,2})\s*$")
+PROFILER_RULE = re.compile(r"^\s*-{4,}\s+-{3}\s+-{4}\s+-{3}(?:\s+-{3})?\s*$")
 TOPSYS_RULE = re.compile(r"^\s*-{10,}\s*$")
 
 
@@ -382,6 +444,83 @@ def _read_syscall_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]
                      "long, so it holds no CPU time; not CPU samples")
     return finish(block, start, index, f"read SystemTap topsys.stp: {plural(len(block.stacks), 'system call')} "
                   "with their call counts")
+
+
+def _read_function_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """funccount's tables from `start` (a header), every interval summed: call counts, no time (rule V4)."""
+    block = Block("funccount", start, start, unit="events")
+    rows: Counter = Counter()
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = FUNCCOUNT_ROW.match(line)
+        if found:
+            rows[found["name"]] += int(found["count"])
+        elif not (not line.strip() or FUNCCOUNT_HEADER.match(line) or FUNCCOUNT_STAMP.match(line)
+                  or ELISION.match(line)):
+            break
+        index += 1
+    block.stacks = [((Frame(name, "kernel"),), float(count), "", None, None) for name, count in rows.items() if count]
+    block.not_cpu = ("this table counts calls of traced functions (funccount): how often each ran, not how long, "
+                     "so it holds no CPU time; not CPU samples")
+    return finish(block, start, index, f"read funccount: {plural(len(block.stacks), 'function')} with their call counts")
+
+
+def _compaction_frames(comm: str, order: int) -> Tuple[str, ...]:
+    if comm.startswith("kcompactd"):
+        return ("kcompactd", "kcompactd_do_work", "compact_zone")
+    if order < 0:                 # /proc/sys/vm/compact_memory, /sys/devices/system/node/nodeN/compact
+        return ("compact_node", "compact_zone")
+    return ("__alloc_pages_slowpath", "__alloc_pages_direct_compact", "try_to_compact_pages", "compact_zone")
+
+
+def _read_mm_stalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """drsnoop / compactsnoop rows from `start` (a header): each run weighted by its latency (rule V5)."""
+    compaction = bool(COMPACT_HEADER.match(lines[start]))
+    row_re = COMPACT_ROW if compaction else DRSNOOP_ROW
+    block = Block("bcc-compactsnoop" if compaction else "bcc-drsnoop", start, start, unit="us", header=True)
+    times: List[float] = []
+    last_lat = 0.0
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = row_re.match(line)
+        if found:
+            lat = float(found["lat"]) * 1e3
+            names = _compaction_frames(found["comm"], int(found["order"])) if compaction else DIRECT_RECLAIM
+            if lat > 0:
+                block.stacks.append((tuple(Frame(n, "kernel") for n in names), lat, found["comm"], None, None))
+            if found["time"]:
+                times.append(float(found["time"]))
+                last_lat = lat
+        elif not (not line.strip() or ELISION.match(line) or line.strip() == "^C"):
+            break
+        index += 1
+    if block.stacks and len(times) == len(block.stacks) and len(times) > 1:
+        span = (max(times) - min(times)) * 1e6 + last_lat
+        block.whole = max(span, sum(stack[1] for stack in block.stacks))
+    what = "compaction runs (compactsnoop)" if compaction else "direct-reclaim stalls (drsnoop)"
+    return finish(block, start, index, f"read {plural(len(block.stacks), 'row')} of {what}, each weighted by "
+                  "its latency")
+
+
+def _read_function_profile(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """trace_stat/function<cpu>: time per function from entry to return (children and sleep included)."""
+    block = Block("ftrace-function-profile", start, start, unit="us")
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        found = PROFILER_ROW.match(line)
+        if found:
+            if float(found["time"]) > 0:
+                block.stacks.append(((Frame(found["name"], "kernel"),), float(found["time"]), "", None, None))
+        elif not (not line.strip() or PROFILER_RULE.match(line) or PROFILER_TAIL.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    block.not_cpu = ("this is ftrace's function profiler (trace_stat): each call timed from entry to return, the "
+                     "functions it calls and (with the sleep-time option, the default) its time asleep included, "
+                     "so schedule and the blocking calls lead it; wall time, not CPU samples")
+    return finish(block, start, index, f"read the ftrace function profile: {plural(len(block.stacks), 'function')}")
 
 
 # --- perf kvm stat report (rule P2) ----------------------------------------------------------------

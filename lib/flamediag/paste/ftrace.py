@@ -35,6 +35,29 @@ The tracepoint fires in process_one_work right before it calls the work function
 reads as the stack worker_thread -> process_one_work -> <function> of that kworker, weight 1. The
 weights count work items started, not CPU time: the block names the hottest work function, and is
 read, drawn, and not diagnosed.
+
+bcc `criticalstat` (the preemptirq tracepoints: sections run with interrupts or preemption off for
+longer than a threshold), one record per section, the stack where it ended:
+
+    ===================================
+    TASK: kworker/u16:5 (pid  5903 tid  5903) Total Time: 194.427  us
+
+    Section start: __schedule -> schedule
+    Section end:   _raw_spin_unlock_irq -> finish_task_switch
+      trace_hardirqs_on+0xdc
+      _raw_spin_unlock_irq+0x18
+
+A section's length is a latency: how long that CPU could not take an interrupt or switch task,
+whatever it was doing. The records are a few of the longest sections, not samples of where CPU time
+goes: each reads as its stack weighted by its time, and the block is read, drawn, and not diagnosed
+(rule V3 of doc/accuracy.md).
+
+    >>> block = read_ftrace(["TASK: irq/296-cs35l36 (pid   666 tid   666) Total Time: 580.730  us", "",
+    ...     "Section start: __handle_softirq -> irq_exit", "Section end:   __do_softirq -> irq_exit",
+    ...     "  trace_hardirqs_on+0xdc", "  __local_bh_enable_ip+0xd8", "  irq_thread+0x154",
+    ...     "==================================="], 0)
+    >>> [(tuple(f.name for f in s[0]), s[1], s[2]) for s in block.stacks], bool(block.not_cpu)
+    ([(('irq_thread', '__local_bh_enable_ip'), 580.73, 'irq/296-cs35l36')], True)
 """
 from __future__ import annotations
 
@@ -67,12 +90,25 @@ NOT_CPU = ("this is an ftrace function_graph trace: durations of the traced call
            "time asleep), not CPU samples")
 
 
+CRITICAL_FIND = re.compile(r"^\s*Finding critical section with (?:IRQ|preempt\w*|IRQ and preempt\w*) disabled for > ")
+CRITICAL_TASK = re.compile(r"^\s*TASK:\s+(?P<comm>\S.*?)\s+\(pid\s+\d+\s+tid\s+\d+\)\s+Total Time:\s+"
+                           r"(?P<us>\d+(?:\.\d+)?)\s+us\s*$")
+CRITICAL_OTHER = re.compile(r"^\s*(?:={10,}|Section (?:start|end):.*)\s*$")
+CRITICAL_FRAME = re.compile(r"^\s+(?P<sym>[A-Za-z_.][\w.$]*)(?:\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)?\s*$")
+CRITICAL_NOT_CPU = ("these are bcc criticalstat records: sections run with interrupts or preemption disabled, "
+                    "their lengths latencies and their stacks where each ended, not CPU samples")
+
+
 def starts_ftrace(line: str) -> bool:
+    if "critical section" in line or "Total Time:" in line:
+        return bool(CRITICAL_FIND.match(line) or CRITICAL_TASK.match(line))
     return bool(("execute_start" in line and WQ_EVENT.match(line)) or ("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
                 or ("|" in line and _graph_line(line)))
 
 
 def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    if CRITICAL_FIND.match(lines[start]) or CRITICAL_TASK.match(lines[start]):
+        return _read_critical(lines, start)
     if ARROW.match(lines[start]):
         return _read_stacks(lines, start)
     if WQ_EVENT.match(lines[start]):
@@ -156,6 +192,39 @@ def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Mis
         index += 1
     return finish(block, start, index, f"read workqueue_execute_start events: {plural(len(block.stacks), 'work item')}, "
                   "each as worker_thread -> process_one_work -> its work function")
+
+
+# --- bcc criticalstat ---------------------------------------------------------------------------
+
+def _read_critical(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("bcc-criticalstat", start, start, unit="us", header=True, not_cpu=CRITICAL_NOT_CPU)
+    task: Optional[re.Match] = None
+    frames: List[str] = []
+
+    def close() -> None:
+        names = [n for n in reversed(frames)
+                 if not TRACER.match(n) and not n.startswith(("trace_hardirqs_", "trace_preempt_"))]
+        if task is not None and names:
+            block.stacks.append((tuple(Frame(normalize(n) or n, "kernel") for n in names), float(task["us"]),
+                                 task["comm"], None, None))
+        frames.clear()
+
+    index = start + (1 if CRITICAL_FIND.match(lines[start]) else 0)
+    while index < len(lines):
+        line = lines[index]
+        found = CRITICAL_TASK.match(line)
+        frame = CRITICAL_FRAME.match(line) if task is not None and not CRITICAL_OTHER.match(line) else None
+        if found:
+            close()
+            task = found
+        elif frame:
+            frames.append(frame["sym"])
+        elif not (not line.strip() or CRITICAL_OTHER.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    close()
+    return finish(block, start, index, f"read bcc criticalstat: {plural(len(block.stacks), 'section')} with "
+                  "interrupts or preemption disabled (latencies, not CPU samples)")
 
 
 # --- function_graph -----------------------------------------------------------------------------

@@ -18,6 +18,16 @@ wait is CPU time, spent in the lock's slow path under the caller. A waiter on a 
 (the rows say which lock sites sleep; rule 9 of doc/accuracy.md). When every row is a sleeping
 lock the table holds no CPU time at all.
 
+The spinning waits are a share of the window the command line pasted above the table traced
+(`perf lock contention -ab -- sleep 5`: at least five CPU-seconds), or of their own sum when that
+is larger (many CPUs spinning at once): an idle second's few microseconds of waiting on workqueue
+locks are a tiny share, not contention (rule V1 of doc/accuracy.md).
+
+    >>> read_lock_contention(["$ perf lock contention -a -b -- sleep 1",
+    ...     " contended   total wait     max wait     avg wait         type   caller",
+    ...     "        42    192.67 us     13.64 us      4.59 us     spinlock   queue_work_on+0x20"], 1).whole
+    1000000.0
+
     >>> block = read_lock_contention([
     ...     " contended   total wait     max wait     avg wait         type   caller",
     ...     "",
@@ -33,7 +43,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
-from .common import Block, Miss, plural
+from .common import ELISION, Block, Miss, finish, plural
 
 HEADER = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type\s+(?P<last>caller|pid\s+comm|"
                     r"address\s+symbol|owner|lock\s+name|.+)\s*$")
@@ -44,12 +54,58 @@ STACK = re.compile(r"^\s+(?:0x)?[0-9a-f]{8,16}\s+(?P<sym>[A-Za-z_.][\w.$]*)(?:\+
 SYM = re.compile(r"^(?P<sym>[A-Za-z_.][\w.$]*)(?:\+0x[0-9a-f]+)?$")
 TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7, "h": 3.6e9}
 # Locks whose waiters spin on the CPU; the frame that stands for that spinning under the caller.
+# The traced window on a pasted command line: `perf lock con[tention] ... -- sleep N`.
+WINDOW = re.compile(r"\bperf\s+lock\s+con\w*\b.*?\s--\s+sleep\s+(?P<seconds>\d+(?:\.\d+)?)\b")
 SPINNING = {"spinlock": "_raw_spin_lock", "rwlock": "_raw_read_lock", "rwlock:r": "_raw_read_lock",
             "rwlock:w": "_raw_write_lock", "spinlock:r": "_raw_spin_lock", "raw_spinlock": "_raw_spin_lock"}
 
 
+# bcc / libbpf-tools klockstat: `Caller  Avg Spin  Count  Max spin  Total spin` (bcc), `Avg Wait ... Total Wait`
+# (libbpf-tools), then the hold table `Caller  Avg Hold  Count  Max hold  Total hold`; nanoseconds
+KLOCK_HEADER = re.compile(r"^\s*Caller\s+Avg\s+(?P<kind>Spin|Wait|Hold)\s+Count\s+Max\s+(?:Spin|Wait|Hold)\s+"
+                          r"Total\s+(?:Spin|Wait|Hold)\s*$", re.I)
+KLOCK_ROW = re.compile(r"^\s*(?P<caller>[A-Za-z_.][\w.$]*(?:\+0x[0-9a-f]+)?)\s+(?P<avg>\d+(?:\.\d+)?)\s*\w*\s+"
+                       r"(?P<count>\d+)\s+(?P<max>\d+(?:\.\d+)?)\s*\w*\s+(?P<total>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s)?\s*$")
+KLOCK_NOT_CPU = ("this is klockstat: kernel mutexes timed from mutex_lock to owning the lock (a waiter spins "
+                 "briefly on a running owner, then sleeps) and how long each was held; lock waits and hold "
+                 "times, not CPU samples")
+
+
 def starts_lock_contention(line: str) -> bool:
-    return bool(HEADER.match(line))
+    return bool(HEADER.match(line) or ("Caller" in line and KLOCK_HEADER.match(line)))
+
+
+def read_klockstat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """klockstat's wait and hold tables from `start`: the waits as caller -> mutex_lock, not CPU time
+    (rule V4 of doc/accuracy.md; like the sleeping-lock rows of a perf lock contention table).
+
+    >>> block = read_klockstat(["      Caller   Avg Spin  Count   Max spin Total spin",
+    ...     "  psi_avgs_work+0x2e       3675      5       5468      18379", "",
+    ...     "      Caller   Avg Hold  Count   Max hold Total hold",
+    ...     "  psi_avgs_work+0x2e      14821      5      20446      74106"], 0)
+    >>> [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks], bool(block.not_cpu), block.end
+    ([(('psi_avgs_work', 'mutex_lock'), 18.379)], True, 5)
+    """
+    block = Block("klockstat", start, start, unit="us", header=True, not_cpu=KLOCK_NOT_CPU)
+    waits = True
+    index = start
+    while index < len(lines):
+        line = lines[index]
+        header = KLOCK_HEADER.match(line)
+        row = KLOCK_ROW.match(line)
+        if header:
+            waits = header["kind"].lower() != "hold"
+        elif row:
+            caller = SYM.match(row["caller"])
+            scale = TO_US[row["unit"]] if row["unit"] else 1e-3      # klockstat prints nanoseconds
+            if waits and caller and float(row["total"]) > 0:
+                block.stacks.append(((Frame(normalize(caller["sym"]) or caller["sym"], "kernel"),
+                                      Frame("mutex_lock", "kernel")), float(row["total"]) * scale, "", None, None))
+        elif line.strip() and not ELISION.match(line):
+            break
+        index += 1
+    return finish(block, start, index, f"read klockstat: {plural(len(block.stacks), 'mutex caller')} with their "
+                  "total wait (lock waits, not CPU time)")
 
 
 def _us(row: re.Match, name: str) -> float:
@@ -58,6 +114,8 @@ def _us(row: re.Match, name: str) -> float:
 
 def read_lock_contention(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """The table under its header; rows of sleeping locks are counted, not read as CPU time."""
+    if KLOCK_HEADER.match(lines[start]):
+        return read_klockstat(lines, start)
     header = HEADER.match(lines[start])
     if not header:
         return Miss(start + 1)
@@ -103,10 +161,26 @@ def read_lock_contention(lines: Sequence[str], start: int) -> Union[Block, Miss]
         return block
     block.notes.append(f"read perf lock contention: {plural(len(block.stacks), 'spinning lock site')}, weighted by "
                        "their total wait (a spinning waiter's wait is CPU time)")
+    window = _window(lines, start)
+    if window:
+        spun = sum(entry[1] for entry in block.stacks)
+        block.whole = max(window, spun)
+        if window > spun:
+            block.notes.append(f"the spinning waits ({spun / 1e3:.2f} ms) are a share of the traced window "
+                               f"({window / 1e6:g} s of at least one CPU)")
     if sleeping:
         block.notes.append(f"left out {plural(len(sleeping), 'sleeping-lock row')} ({sleeping_wait / 1e6:.2f} s of wait): "
                            "a mutex / rwsem waiter sleeps, its wait is not CPU time")
     return block
+
+
+def _window(lines: Sequence[str], start: int) -> Optional[float]:
+    """The traced window in microseconds, from the command line pasted just above the table."""
+    for line in reversed(lines[max(0, start - 4):start]):
+        found = WINDOW.search(line)
+        if found:
+            return float(found["seconds"]) * 1e6
+    return None
 
 
 def _frames(row: re.Match, stack: List[str], lock_frame: Optional[str], by_caller: bool) -> Optional[List[str]]:
@@ -123,6 +197,12 @@ def _frames(row: re.Match, stack: List[str], lock_frame: Optional[str], by_calle
 # -- /proc/lock_stat (CONFIG_LOCK_STAT, 2.6.23+; rule X4) -------------------------------------------
 LOCK_STAT_VERSION = re.compile(r"^\s*lock_stat version \d+\.\d+\s*$")
 LOCK_STAT_HEADER = re.compile(r"^\s*class name\s+con-bounces\b")
+# A class row: `class: con-bounces contentions waittime-min -max -total [-avg] acq-bounces
+# acquisitions holdtime-min -max -total [-avg]` (10 numbers before 3.x's averages, 12 after), each class's
+# contention points `class  count  [<addr>] caller+0x57/0x280` below it, `lock_stat version` and the header
+_NUM = r"\d+(?:\.\d+)?"
+LOCKSTAT_ROW = re.compile(r"^\s*(?P<cls>\S.*?):\s+(?P<nums>(?:" + _NUM + r"\s+){9}(?:" + _NUM + r"\s+" + _NUM
+                          + r"\s+)?" + _NUM + r")\s*$")
 _LS_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 _LS_CLASS = re.compile(r"^(?P<name>\S+?)(?P<side>-[RW])?:$")
 _LS_ADDRESS = re.compile(r"^\[<[0-9a-f]+>\]$")
@@ -138,7 +218,9 @@ _LS_SLEEPING = re.compile(r"mutex|sem(?:aphore)?(?:_key)?(?:#\d+)?$|rwsem|mmap_l
 
 
 def starts_lock_stat(line: str) -> bool:
-    return bool(LOCK_STAT_VERSION.match(line) or LOCK_STAT_HEADER.match(line))
+    """The table's banner or header, or a class row pasted without them (`grep : /proc/lock_stat`)."""
+    return bool(LOCK_STAT_VERSION.match(line) or LOCK_STAT_HEADER.match(line)
+                or (":" in line and LOCKSTAT_ROW.match(line)))
 
 
 def _lock_stat_line(tokens: List[str]) -> bool:
@@ -172,7 +254,7 @@ def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     >>> [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks]
     [(('free_pcppages_bulk', '_raw_spin_lock'), 2250.0), (('get_page_from_freelist', '_raw_spin_lock'), 750.0)]
     """
-    index = start + 1
+    index = start if LOCKSTAT_ROW.match(lines[start]) else start + 1     # `grep : /proc/lock_stat`
     classes: List[Dict] = []
     group = 0
     while index < len(lines):
@@ -243,7 +325,8 @@ def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     named = len({r["name"] for r in rows})
     block.notes.append(f"read /proc/lock_stat: {named} lock class{'' if named == 1 else 'es'}, "
                        "each spinning class's total wait spread over its contention points (a spinning "
-                       "waiter's wait is CPU time)")
+                       "waiter's wait is CPU time); the totals run since the statistics were last cleared, so "
+                       "shares are of the table's own wait, not of a window's CPU time")
     if sleeping:
         block.notes.append(f"left out the sleeping lock classes ({sleeping_wait / 1e6:.2f} s of wait): a mutex / "
                            "rwsem waiter sleeps, its wait is not CPU time")

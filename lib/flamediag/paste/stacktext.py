@@ -93,7 +93,40 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         if not (line.strip() == "" or line.startswith("Attaching ") or BPF_ONELINE.match(line)):
             break
         index += 1
+    if not block.stacks:
+        return _bpf_counts(lines, start, index)
     return finish(block, start, index, f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
+
+
+BPF_KEY = re.compile(r"^[\w.:/-]+$")
+BPF_SAMPLING = re.compile(r"\bprofile:(?:hz|s|ms|us)?:?\d*|\bprofile\.bt\b|\bsoftware:cpu-clock\b|\bhardware:cycles\b")
+
+
+def _bpf_counts(lines: Sequence[str], start: int, end: int) -> Union[Block, Miss]:
+    """A map keyed by one name per entry (`@[vfs_read]: 1113`, `@[comm]: 40`) and no stacks: what its
+    probes counted, calls or events (rule V7 of doc/accuracy.md), read and never diagnosed. A program
+    that samples (`profile:hz:99`) would make it a count of samples per name, whose meaning (a process,
+    a sampled function) the map does not say: left unread.
+
+    >>> block = read_bpftrace(["Attaching 54 probes...", "@[vfs_write]: 276", "@[vfs_read]: 1113"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], bool(block.not_cpu)
+    ([('vfs_write', 276.0), ('vfs_read', 1113.0)], True)
+    >>> read_bpftrace(["# bpftrace -e 'profile:hz:99 { @[comm] = count(); }'", "@[java]: 40"], 1).fmt
+    Traceback (most recent call last):
+    ...
+    AttributeError: 'Miss' object has no attribute 'fmt'
+    """
+    context = "\n".join(lines[max(0, start - 5):end])
+    entries = [BPF_ONELINE.match(line) for line in lines[start:end]]
+    entries = [e for e in entries if e and BPF_KEY.match(e["key"].strip())]
+    if not entries or BPF_SAMPLING.search(context):
+        return Miss(max(end, start + 1))
+    block = Block("bpftrace-count-map", start, end, unit="events", header=True)
+    block.stacks = [((Frame(e["key"].strip(), "kernel"),), float(e["count"]), "", None, None)
+                    for e in entries if int(e["count"]) > 0]
+    block.not_cpu = ("this bpftrace map counts what its probes fired on, one name per entry and no stacks "
+                     "(calls of traced functions, events per process): how often, not CPU time")
+    return finish(block, start, end, f"read a bpftrace count map: {plural(len(block.stacks), 'key')}")
 
 
 def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):

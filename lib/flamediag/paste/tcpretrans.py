@@ -24,6 +24,25 @@ one line per retransmitted segment with its task and CPU:
 Each retransmission is an event whose stack is the traced function (`R`: `tcp_retransmit_skb`,
 `L`: `tcp_send_loss_probe`), weighted by one, or by the flow's count.
 
+bcc's and bpftrace's `tcpdrop` print the same kind of row for every segment the kernel drops (a
+kprobe on `tcp_drop`, or the `skb:kfree_skb` tracepoint), each followed by the kernel stack of the
+drop, so a receive path (`net_rx_action`, `tcp_v4_rcv`) is under every one of them:
+
+    TIME     PID    IP SADDR:SPORT          > DADDR:DPORT          STATE (FLAGS)
+    20:49:06 0      4  10.32.119.56:443     > 10.66.65.252:22912   CLOSE (ACK)
+    	tcp_drop+0x1
+    	tcp_v4_do_rcv+0x135
+
+A drop is an event, not time: the stacks are counted drops, read and drawn, never diagnosed as CPU
+time nor as retransmissions (rule V2 of doc/accuracy.md).
+
+    >>> block = read_tcpretrans([
+    ...     "TIME     PID    IP SADDR:SPORT          > DADDR:DPORT          STATE (FLAGS)",
+    ...     "20:49:06 0      4  10.32.119.56:443     > 10.66.65.252:22912   CLOSE (ACK)",
+    ...     "\ttcp_drop+0x1", "\ttcp_v4_rcv+0x9c7", "\tnet_rx_action+0x140", ""], 0)
+    >>> [tuple(f.name for f in s[0]) for s in block.stacks], bool(block.not_cpu)
+    ([('net_rx_action', 'tcp_v4_rcv', 'tcp_drop')], True)
+
     >>> block = read_tcpretrans([
     ...     "TIME     PID    IP LADDR:LPORT          T> RADDR:RPORT          STATE",
     ...     "01:55:05 0      4  10.153.223.157:22    R> 69.53.245.40:34619   ESTABLISHED",
@@ -60,8 +79,20 @@ EVENT = re.compile(r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+
                    r"\d+\.\d+:\s+(?:tcp:)?tcp_retransmit_skb:\s")
 
 
+# tcpdrop: bcc `TIME PID IP SADDR:SPORT > DADDR:DPORT STATE (FLAGS)`, bpftrace `TIME PID COMM SADDR:SPORT DADDR:DPORT STATE`
+DROP_HEADER = re.compile(r"^\s*TIME\s+PID\s+(?:IP\s+|COMM\s+)?SADDR:SPORT\s+>?\s*DADDR:DPORT(?:\s+STATE\b.*)?\s*$")
+DROP_ROW = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\d+\s+(?:[46]\s+|\S+\s+)?" + _ADDR
+                      + r"\s+>?\s*" + _ADDR + r"(?:\s+[A-Z][A-Z0-9_]*(?:\s*\([A-Z|]*\))?)?\s*$")
+# a row's or the header's state column wrapped onto a line of its own (a mail wrapped at 72 columns)
+DROP_TAIL = re.compile(r"^\s*(?=\S)(?:[A-Z][A-Z0-9_]*)?(?:\s*\([A-Z|]*\))?\s*$")
+DROP_FRAME = re.compile(r"^\s+(?:(?:0x)?[0-9a-f]{8,16}\s+)?(?P<sym>[A-Za-z_.][\w.$]*)(?:\+(?:0x[0-9a-f]+|\d+))?"
+                        r"(?:/0x[0-9a-f]+)?\s*$")
+DROP_NOT_CPU = ("these are TCP segments the kernel dropped (tcpdrop traces tcp_drop / kfree_skb): one stack per "
+                "drop, counted events, neither CPU time nor retransmissions")
+
+
 def starts_tcpretrans(line: str) -> bool:
-    return bool(HEADER.match(line) or COUNT_HEADER.match(line)
+    return bool(HEADER.match(line) or COUNT_HEADER.match(line) or DROP_HEADER.match(line)
                 or ("tcp_retransmit_skb:" in line and EVENT.match(line)))
 
 
@@ -69,6 +100,8 @@ def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """The rows under a tcpretrans header, up to the first line that is neither a row nor blank."""
     if EVENT.match(lines[start]):
         return _read_events(lines, start)
+    if DROP_HEADER.match(lines[start]):
+        return _read_drops(lines, start)
     counted = bool(COUNT_HEADER.match(lines[start]))
     block = Block("bcc-tcpretrans", start, start, unit="events", header=True)
     index = start + 1
@@ -103,3 +136,34 @@ def _read_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return finish(block, start, index,
                   f"read tcp:tcp_retransmit_skb events: {plural(len(block.stacks), 'retransmitted segment')} "
                   "(the tracepoint fires in tcp_retransmit_skb: each line is one retransmission, no call stacks)")
+
+
+def _read_drops(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """tcpdrop rows, each with the stack printed under it (innermost first): counted drops."""
+    block = Block("bcc-tcpdrop", start, start, unit="events", header=True, not_cpu=DROP_NOT_CPU)
+    frames: list = []
+    rows = 0
+    index = start + 1
+
+    def close() -> None:
+        if rows > len(block.stacks):     # a row without a stack (no kstack printed) is still one drop
+            block.stacks.append((tuple(Frame(name, "kernel") for name in reversed(frames or ["tcp_drop"])),
+                                 1.0, "", None, None))
+        frames.clear()
+
+    while index < len(lines):
+        line = lines[index]
+        frame = DROP_FRAME.match(line) if line[:1].isspace() else None
+        if DROP_ROW.match(line):
+            close()
+            rows += 1
+        elif frame and rows:
+            frames.append(frame["sym"])
+        elif DROP_TAIL.match(line) and not frames:
+            pass
+        elif line.strip() and not ELISION.match(line):
+            break
+        index += 1
+    close()
+    return finish(block, start, index, f"read tcpdrop: {plural(len(block.stacks), 'dropped segment')} with their "
+                  "kernel stacks (counted drops, not CPU time)")
