@@ -308,8 +308,11 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     result = Match(playbook, flat=not profile.ancestry, unlisted=unlisted)
     result.busy = busy.total + unlisted
     hits = {}
+    # a call-graph paste's rows pasted without their chain are a flat listing beside the graphs:
+    # matched as flat entries (by distinctive frames) when no path claimed them
+    listed = {id(names) for record, names, _ in busy if profile.ancestry and profile.is_listed(record)}
     for key, (names, present) in busy.stacks.items():
-        hit = _match_record(compiled, names, profile.ancestry, present)
+        hit = _match_record(compiled, names, profile.ancestry and key not in listed, present)
         if hit is not None:
             hits[key] = hit
     if not hits and not claims and not profile.through:

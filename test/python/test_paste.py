@@ -627,3 +627,37 @@ def test_rule_x4_lock_stat_class_that_sleeps_is_named_by_its_last_part():
                            ("&sb->s_type->i_mutex_key#3", "9000.00"), ("&type->s_umount_key#24", "9000.00"))]
     block = read_lock_stat(rows, 0)
     assert [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks] == [(("_raw_spin_lock",), 400.0)]
+
+
+# --- rule U3: a flat listing and the call graph of one of its entries --------------------------
+
+_U3_FLAT = """  28.41%  mysqld  [kernel.kallsyms]  [k] isolate_freepages_block
+  21.30%  mysqld  [kernel.kallsyms]  [k] _raw_spin_lock_irqsave
+   7.95%  mysqld  [kernel.kallsyms]  [k] migrate_pages
+   5.12%  mysqld  [kernel.kallsyms]  [k] clear_page_erms
+
+and with perf report -g:
+
+"""
+_U3_GRAPH = """    {share}%  mysqld  [kernel.kallsyms]  [k] _raw_spin_lock_irqsave
+            |
+            ---_raw_spin_lock_irqsave
+               |
+               |--{share}%--try_to_wake_up
+               |          wake_up_q
+               |          futex_wake
+"""
+
+
+def test_rule_u3_a_graph_of_a_listed_entry_at_its_share_joins_the_listing_probe_u_1334():
+    result = read_paste(_U3_FLAT + _U3_GRAPH.format(share="21.30"))
+    assert any(note.startswith("joined the flat listing") for note in result.notes)
+    leaves = {record.frames[-1].name for record in result.profile}
+    assert {"isolate_freepages_block", "migrate_pages", "_raw_spin_lock_irqsave"} <= leaves
+    assert result.profile.ancestry
+
+
+def test_rule_u3_a_graph_at_another_share_is_another_run_and_is_not_joined():
+    result = read_paste(_U3_FLAT + _U3_GRAPH.format(share="3.10"))
+    assert not any(note.startswith("joined the flat listing") for note in result.notes)
+    assert {record.frames[-1].name for record in result.profile} == {"_raw_spin_lock_irqsave"}

@@ -27,8 +27,8 @@ Data quality names the profile used and why the others were left out.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Set, Tuple
 
 from ..profile import StackRecord, context_of, is_idle
 from ..text import pct_whole
@@ -121,7 +121,59 @@ def group(blocks: List[Block]) -> List[PasteProfile]:
             home = PasteProfile()
             profiles.append(home)
         home.add(block)
-    return profiles
+    return _join_expansions(profiles)
+
+
+SAME_SHARE = 0.05          # percentage points: two printings of one entry of one run (2 decimals)
+
+
+def _join_expansions(profiles: List[PasteProfile]) -> List[PasteProfile]:
+    """A call graph that expands entries of a flat listing pasted beside it, at the very same
+    shares, is that run's ancestry for those entries, not another run (rule U3): a thread where the
+    flat top lines are quoted and the reply adds `perf report -g` of the hottest. The two become one
+    profile: the graph's stacks, and the listing's other entries as rows without their call chain.
+    Two runs (before/after, two kernels) never print every expanded entry at the same share."""
+    out = list(profiles)
+    for graph in profiles:
+        expanded = None if graph.flat or graph.traces else _leaf_shares(graph)
+        if not expanded:
+            continue
+        for listing in out:
+            shares = _leaf_shares(listing) if listing.flat and listing is not graph else None
+            if shares and len(shares) > len(expanded) and all(
+                    name in shares and abs(shares[name] - share) <= SAME_SHARE for name, share in expanded.items()):
+                out[out.index(listing)] = _joined(listing, graph, set(expanded))
+                out.remove(graph)
+                break
+    return out
+
+
+def _leaf_shares(profile: PasteProfile) -> Optional[Dict[str, float]]:
+    """Percent of the run per leaf, for a perf report / perf top profile in percentages."""
+    if profile.not_cpu or not set(profile.formats) <= REPORT_FORMATS or \
+            any(block.unit != "percent" for block in profile.blocks):
+        return None
+    shares: Dict[str, float] = {}
+    for block in profile.blocks:
+        for frames, weight, *_ in block.stacks:
+            if frames:
+                shares[frames[-1].name] = shares.get(frames[-1].name, 0.0) + weight
+    return shares
+
+
+def _joined(listing: PasteProfile, graph: PasteProfile, expanded: Set[str]) -> PasteProfile:
+    joined = PasteProfile()
+    for block in listing.blocks:
+        rows = [stack for stack in block.stacks if not stack[0] or stack[0][-1].name not in expanded]
+        notes = [note for note in block.notes if not note.startswith("flat profile: no ancestry")]
+        joined.add(replace(block, stacks=rows, lone=set(range(len(rows))), notes=notes))
+    for block in graph.blocks:
+        joined.add(block)
+    joined.blocks[0].notes.append(
+        f"joined the flat listing with the call graph pasted beside it: the graph expands "
+        f"{plural(len(expanded), 'entry') if len(expanded) == 1 else f'{len(expanded)} entries'} of the listing at "
+        "the same shares (one run); the other entries keep no call chain")
+    return joined
 
 
 def _continued(profiles: List[PasteProfile], block: Block) -> Optional[PasteProfile]:
