@@ -425,45 +425,43 @@ TOPSYS_RULE = re.compile(r"^\s*-{10,}\s*$")
 
 def _read_syscall_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """topsys.stp's tables from `start` (a header), each refresh summed: call counts, no time."""
-    block = Block("systemtap-topsys", start, start, unit="events")
-    rows: Counter = Counter()
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        found = TOPSYS_ROW.match(line)
-        if found:
-            rows[found["name"]] += int(found["count"])
-        elif not (TOPSYS_HEADER.match(line) or TOPSYS_RULE.match(line) or ELISION.match(line)):
-            break
-        index += 1
-    for name, count in rows.items():
-        if count > 0:
-            block.stacks.append(((Frame("do_syscall_64", "kernel"), Frame(f"sys_{name}", "kernel")), float(count),
-                                 "", None, None))
-    block.not_cpu = ("this table counts system calls (SystemTap topsys.stp): how often each call ran, not how "
-                     "long, so it holds no CPU time; not CPU samples")
-    return finish(block, start, index, f"read SystemTap topsys.stp: {plural(len(block.stacks), 'system call')} "
-                  "with their call counts")
+    return _read_counts(
+        lines, start, Block("systemtap-topsys", start, start, unit="events"), TOPSYS_ROW,
+        lambda line: bool(TOPSYS_HEADER.match(line) or TOPSYS_RULE.match(line)),
+        lambda name: (Frame("do_syscall_64", "kernel"), Frame(f"sys_{name}", "kernel")),
+        "this table counts system calls (SystemTap topsys.stp): how often each call ran, not how long, so it holds "
+        "no CPU time; not CPU samples",
+        "SystemTap topsys.stp", "system call")
 
 
 def _read_function_counts(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """funccount's tables from `start` (a header), every interval summed: call counts, no time (rule V4)."""
-    block = Block("funccount", start, start, unit="events")
-    rows: Counter = Counter()
+    return _read_counts(
+        lines, start, Block("funccount", start, start, unit="events"), FUNCCOUNT_ROW,
+        lambda line: not line.strip() or bool(FUNCCOUNT_HEADER.match(line) or FUNCCOUNT_STAMP.match(line)),
+        lambda name: (Frame(name, "kernel"),),
+        "this table counts calls of traced functions (funccount): how often each ran, not how long, so it holds "
+        "no CPU time; not CPU samples",
+        "funccount", "function")
+
+
+def _read_counts(lines: Sequence[str], start: int, block: Block, row: re.Pattern, passes, frames_of,
+                 not_cpu: str, tool: str, noun: str) -> Union[Block, Miss]:
+    """A table of call counts from `start` (its header) to the first line that is neither a row nor
+    one `passes` lets by, the counts of every refresh summed per name: how often, never how long."""
+    counts: Counter = Counter()
     index = start + 1
     while index < len(lines):
         line = lines[index]
-        found = FUNCCOUNT_ROW.match(line)
+        found = row.match(line)
         if found:
-            rows[found["name"]] += int(found["count"])
-        elif not (not line.strip() or FUNCCOUNT_HEADER.match(line) or FUNCCOUNT_STAMP.match(line)
-                  or ELISION.match(line)):
+            counts[found["name"]] += int(found["count"])
+        elif not (passes(line) or ELISION.match(line)):
             break
         index += 1
-    block.stacks = [((Frame(name, "kernel"),), float(count), "", None, None) for name, count in rows.items() if count]
-    block.not_cpu = ("this table counts calls of traced functions (funccount): how often each ran, not how long, "
-                     "so it holds no CPU time; not CPU samples")
-    return finish(block, start, index, f"read funccount: {plural(len(block.stacks), 'function')} with their call counts")
+    block.stacks = [(frames_of(name), float(count), "", None, None) for name, count in counts.items() if count > 0]
+    block.not_cpu = not_cpu
+    return finish(block, start, index, f"read {tool}: {plural(len(block.stacks), noun)} with their call counts")
 
 
 def _compaction_frames(comm: str, order: int) -> Tuple[str, ...]:
