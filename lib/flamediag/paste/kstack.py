@@ -116,6 +116,7 @@ HEADERS = (
     (re.compile(r"^\s*TASK = [0-9a-f]+\[\d+\] '(?P<comm>[^']+)' THREAD: [0-9a-f]+(?:\s+CPU: (?P<cpu>\d+))?"), "cpu_line"),
     (re.compile(r"(?:Oops|BUG: unable to handle|general protection fault|kernel BUG at|WARNING: CPU: (?P<cpu>\d+))"), None),
     (re.compile(r"INFO: rcu_\w+ (?:self-)?detected stall"), None),
+    (re.compile(r"(?P<comm>\S+): page allocation stalls for \d+ms, order:\d+"), None),
     (re.compile(r"NMI Watchdog detected LOCKUP on CPU ?(?P<cpu>\d+)"), None),   # 2.6.9-2.6.18
     (re.compile(r"^\s*CPU(?P<cpu>\d+):\s*$"), None),                            # 2.6.18 sysrq-l: one per CPU
     (TASK_STATE, None),
@@ -158,6 +159,8 @@ DETECTORS = frozenset(
      "atomic_notifier_call_chain", "notify_die", "nmi_handle", "default_do_nmi", "do_nmi", "exc_nmi",
      "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
      "machine_kexec", "print_modules", "watchdog_timer_fn", "panic", "oops_end", "die",
+     # the allocator's warnings (stall, failure) print the allocating task's stack from here
+     "warn_alloc", "warn_alloc_show_mem",
      # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its
      # dump_stack() prints the tick's frames in <IRQ> above the interrupted code
      "softlockup_tick", "run_local_timers", "update_process_times", "smp_local_timer_interrupt",
@@ -198,6 +201,7 @@ class Trace:
     in_call_trace: bool = False
     lr: Optional[str] = None            # PowerPC's link register at the interrupt: the leaf's caller
     after_last_break: bool = False      # s390's `Last Breaking-Event-Address:` entry follows the trace
+    stall_order: Optional[int] = None   # `page allocation stalls for Nms, order:K` headed the trace
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
         """Frames root first, and the leaf's context when a section marker says so."""
@@ -261,6 +265,8 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                 traces.append(current)
                 section = ""
             if current is not None:
+                stall = ALLOC_STALL.search(text)
+                current.stall_order = int(stall["order"]) if stall else current.stall_order
                 current.comm = comm or current.comm
                 current.cpu = cpu if cpu is not None else current.cpu
                 current.blocked = current.blocked or bool(BLOCKED.search(text))
@@ -281,7 +287,7 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             break
         index += 1
     writers = [t for t in traces if SYSRQ_WRITER & {n for n, _ in t.frames}]
-    stacks = [(t, *t.stack()) for t in traces if t not in writers]
+    stacks = [(t, *_stalled(t, *t.stack())) for t in traces if t not in writers]
     stacks = [(t, names, ctx) for t, names, ctx in stacks if names]
     if not stacks:
         return Miss(max(index, start + 1))
@@ -293,6 +299,11 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     sleeping = sum(asleep)
     fmt = "sysrq-l" if sysrq else "oops"
     block = Block(fmt, start, index, unit="tasks")
+    if any(entry[0].stall_order == 0 and entry[1][-len(STALLED_IN_RECLAIM):] == STALLED_IN_RECLAIM
+           for entry in stacks):
+        block.notes.append("a `page allocation stalls` warning of order 0: its trace ends in the allocator's slow "
+                           "path, where an order-0 allocation only reclaims (it never compacts), so the stall is "
+                           "read as direct reclaim under it")
     if sleeping and sleeping < len(stacks):
         stacks = [entry for entry, blocked in zip(stacks, asleep) if not blocked]
         block.notes.append(f"left out {plural(sleeping, 'trace')} of blocked tasks (hung-task warnings, sleeping "
@@ -348,6 +359,22 @@ def _wrapped_tail(lines: Sequence[str], index: int) -> bool:
         return False
     following = lines[index + 1]
     return len(PREFIX.sub("", following)) < len(following)
+
+
+# 4.10-4.14's warning that an allocation spent seconds in the slow path (rule U4); order 0 never compacts
+ALLOC_STALL = re.compile(r"page allocation stalls for (?P<ms>\d+)ms, order:(?P<order>\d+)")
+# the path an order-0 slow path reclaims through in the kernels that print the warning (4.10-4.14)
+STALLED_IN_RECLAIM = ("__alloc_pages_direct_reclaim", "__perform_reclaim", "try_to_free_pages",
+                      "do_try_to_free_pages", "shrink_zones", "shrink_node")
+
+
+def _stalled(trace: Trace, names: Tuple[str, ...], context: Optional[str]):
+    """An order-0 allocation stall's trace ends in the slow path (the warning's reporter trimmed):
+    the seconds the warning counts were spent reclaiming there, since an order-0 allocation never
+    compacts; the reclaim frames on the stack at the time are `?` entries, which traces leave out."""
+    if trace.stall_order == 0 and names and normalize(names[-1]) == "__alloc_pages_slowpath":
+        return names + STALLED_IN_RECLAIM, context
+    return names, context
 
 
 def _header(text: str):
