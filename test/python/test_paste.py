@@ -661,3 +661,37 @@ def test_rule_u3_a_graph_at_another_share_is_another_run_and_is_not_joined():
     result = read_paste(_U3_FLAT + _U3_GRAPH.format(share="3.10"))
     assert not any(note.startswith("joined the flat listing") for note in result.notes)
     assert {record.frames[-1].name for record in result.profile} == {"_raw_spin_lock_irqsave"}
+
+
+@pytest.mark.parametrize("indent", ["", "  "])
+def test_rule_q2_callee_fragment_bare_head_is_the_chains_leaf_probe_q_1423(indent):
+    """A callee fragment pasted in a mail without perf's `---` (realworld-probe-q case 1423): the bare
+    names right above the first `|--NN%--` branch are the leaf and the callers every branch shares,
+    so each chain ends in the spin lock; the prose line above them is no frame."""
+    fragment = "\n".join(indent + line for line in (
+        "native_queued_spin_lock_slowpath",
+        "_raw_spin_lock_bh",
+        "|--60.0%-- xs_tcp_data_recv",
+        "|          tcp_read_sock",
+        " --40.0%-- xprt_reserve_xprt_cong",
+        "           xprt_reserve"))
+    result = read_paste("and the slow path comes from:\n\n" + fragment + "\n")
+    assert result.formats == ["perf-report-callgraph"]
+    chains = sorted((r.names(), round(r.weight)) for r in result.profile)
+    assert [names[-2:] for names, _ in chains] == [("_raw_spin_lock_bh", "native_queued_spin_lock_slowpath")] * 2
+    assert {names[-3] for names, _ in chains} == {"xs_tcp_data_recv", "xprt_reserve_xprt_cong"}
+
+
+def test_rule_q3_folded_chain_wrapped_from_its_share_probe_q_1434():
+    """`perf report -g folded` quoted and wrapped at 72 by a mail client (realworld-probe-q case 1434):
+    a chain has no spaces, so the client can only break it from its share; the share alone on a line
+    takes the chain from the next one, and the report reads as before the wrap."""
+    case = next((FIXTURES.parent / "realworld-probe-q").glob("1434-*.txt"))
+    report = case.read_text(encoding="utf-8").split("# ---\n", 1)[1]
+    import textwrap
+    wrapped = "\n".join(piece for line in report.split("\n")
+                        for piece in (textwrap.wrap("> " + line, 72, break_long_words=False, break_on_hyphens=False)
+                                      if len(line) > 70 else ["> " + line]))
+    assert "\n> 22.90%\nret_from_fork;" in wrapped
+    read = [sorted((r.names(), round(r.weight, 2)) for r in read_paste(text).profile) for text in (report, wrapped)]
+    assert read[0] == read[1]

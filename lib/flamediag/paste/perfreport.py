@@ -198,6 +198,7 @@ def _graph_follows(lines: Sequence[str], index: int) -> bool:
 
 def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     """A perf report / perf top block starting at `start` (a header, an entry or a graph line)."""
+    start = _head_above(lines, start)
     scan = _Scan(lines, start)
     scan.run()
     entries = scan.entries()
@@ -297,6 +298,16 @@ class _Scan:
         if entry is None and self.chains and _graph_line(line, self.chains):
             return True
         entry = entry or _loose_entry(self.lines, self.index)
+        head = 0 if entry is not None or self.chains else _fragment_head(self.lines, self.index)
+        if head:
+            # a callee fragment whose head was pasted as bare names, without perf's `---` (rule Q2)
+            entry = Entry(0.0, None, "", "", "", "")
+            self.screens[-1].append(entry)
+            self.chains = [entry.root]
+            for name in self.lines[self.index:self.index + head]:
+                _append(self.chains, name.strip())
+            self.index += head - 1
+            return True
         if entry is None and not self.chains and _fragment_starts(self.lines, self.index):
             entry = Entry(0.0, None, "", "", "", "")
             self.screens[-1].append(entry)
@@ -307,6 +318,51 @@ class _Scan:
         self.screens[-1].append(entry)
         self.chains = [entry.root]
         return True
+
+
+HEAD_LINES = 8                             # a fragment's head: at most this many bare names
+
+
+def _fragment_head(lines: Sequence[str], index: int) -> int:
+    """How many lines from `index` are the head of a call-graph fragment pasted without perf's
+    `---` connector (rule Q2): one bare symbol a line, all at one indentation, right above the
+    first `|--NN%--` branch, whose rail lies at or right of them (the leaf, then the callers
+    every branch shares: `native_queued_spin_lock_slowpath` / `_raw_spin_lock_bh` /
+    `|--52.1%-- xs_tcp_data_recv`). 0 when the lines are no such head.
+
+    >>> _fragment_head(["  native_queued_spin_lock_slowpath", "  _raw_spin_lock_bh",
+    ...                 "  |--52.1%-- xs_tcp_data_recv", "  |          tcp_read_sock"], 0)
+    2
+    >>> _fragment_head(["So the lock is hot:", "  |--52.1%-- xs_tcp_data_recv"], 0)
+    0
+    """
+    indent = None
+    for k in range(index, min(len(lines), index + HEAD_LINES + 1)):
+        line = lines[k]
+        content = line.lstrip(" ")
+        branch = BRANCH.search(line)
+        if branch:
+            rails = line[:branch.start()]
+            rail = rails.index("|") if "|" in rails else branch.start()
+            return k - index if (k > index and RAILS_ONLY.match(rails) and indent is not None
+                                 and rail >= indent) else 0
+        column = len(line) - len(content)
+        if (not content or " " in content.strip() or "|" in content or not SYMBOL.match(content.strip())
+                or not re.search(r"[_.]|\w\(", content) or (indent is not None and column != indent)):
+            return 0
+        indent = column
+    return 0
+
+
+def _head_above(lines: Sequence[str], start: int) -> int:
+    """Where a fragment starting with a branch at `start` really starts: at its bare-name head
+    right above, if there is one (rule Q2)."""
+    if not ("%--" in lines[start] and BRANCH.search(lines[start])):
+        return start
+    top = start
+    while top > 0 and top > start - HEAD_LINES and _fragment_head(lines, top - 1) == start - top + 1:
+        top -= 1
+    return top
 
 
 def _fragment_starts(lines: Sequence[str], index: int) -> bool:

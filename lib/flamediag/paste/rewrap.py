@@ -5,6 +5,8 @@ the second line can only be the tail of the first.
     ['   |           --50.32%--rwsem_down_write_slowpath']
     >>> rejoin([" [<ffffffff8113f2e0>]", "shrink_inactive_list+0x2f0/0x740"])
     [' [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740']
+    >>> rejoin(["22.90%", "ret_from_fork;io_wqe_worker;_raw_spin_lock"])
+    ['22.90% ret_from_fork;io_wqe_worker;_raw_spin_lock']
 
 The rules (a wrapped tail always starts at column 0):
 - perf call graphs: perf indents every graph line under its entry, so a branch `--N%--name`,
@@ -16,6 +18,8 @@ The rules (a wrapped tail always starts at column 0):
   `CPU: N PID: N Comm: x Tainted: ...` line always ends in the release and `#build`.
 - a chain's name alone at column 0 under a line of rails goes back 10 columns right of the
   last rail; a folded stack without its count takes a count alone on the next line; a
+  `perf report -g folded` chain's share alone on a line takes the chain (`a;b;c`, no spaces:
+  the only place a mail client can break it) from the next line (rule Q3); a
   `perf lock contention` row (or its header) ending in its lock type takes the caller alone on
   the next line; an LKP comparison row's values (1-4 numbers, each maybe with `± N%`) take the
   `perf-profile.` metric alone on the next line (a metric name never starts a row).
@@ -64,6 +68,8 @@ _HEADER_HEAD = re.compile(r"^#\s+(?:Overhead|Children|\.{4,})")                 
 _HEADER_TAIL = re.compile(r"^(?:[A-Z][\w:]*|\.+)(?:\s+(?:[A-Z][\w:]*|\.+))*\s*$")
 _FOLDED_UNCOUNTED = re.compile(r"^\S[^;\s]*;\S.*[^\s]$")     # `java;start_thread;...;do_syscall_64`
 _COUNT_TAIL = re.compile(r"^\d+\s*$")
+_FOLDED_SHARE_HEAD = re.compile(r"^\s*" + PCT + r"$")             # `22.90%` cut from its `-g folded` chain
+_FOLDED_CHAIN_TAIL = re.compile(r"^[^\s;]+(?:;[^\s;]+)+\s*$")
 # A `perf lock contention` row cut before its caller column (`... 25.79 us   mutex`).
 _LOCK_ROW_HEAD = re.compile(r"^\s*\d+\s+" + r"\s+".join(_LOCK_TIME.format(n) for n in ("t", "m", "a")) + r"\s+[\w:-]+$")
 _LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type$")
@@ -174,6 +180,8 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return stripped + "  " + tail.rstrip()
     if _FOLDED_UNCOUNTED.match(stripped) and not re.search(r"\s\d+$", stripped) and _COUNT_TAIL.match(tail):
         return stripped + " " + tail.strip()
+    if _FOLDED_SHARE_HEAD.match(stripped) and _FOLDED_CHAIN_TAIL.match(tail):
+        return stripped + " " + tail.rstrip()
     if tail.strip() == "|" and _RAILS.match(head) and head[:1] in (" ", "\t") and "|" in head:
         return head + tail.strip()
     if _ADDRESS_HEAD.search(stripped) and _FRAME_TAIL.match(tail):
