@@ -57,6 +57,14 @@ time nor as retransmissions (rule V2 of doc/accuracy.md).
     ...     "rsync 21407 [004] 1184522.031877: tcp:tcp_retransmit_skb: sport=873 dport=50122",
     ...     "  <idle>-0     [007] ..s1 1184522.032204: tcp_retransmit_skb: skbaddr=00000000a1b2c3d4 sport=873"], 0).stacks]
     [('tcp_retransmit_skb', 'rsync', 4), ('tcp_retransmit_skb', '<idle>', 7)]
+
+`perf trace -e tcp:tcp_retransmit_skb` prints the same event as `msecs comm/pid event(fields)` (rule AA2):
+
+    >>> [(s[0][0].name, s[2], s[3]) for s in read_tcpretrans([
+    ...     "     0.000 java/9120 tcp:tcp_retransmit_skb(skbaddr: 0xffff9f1c22f1a400, sport: 51544, dport: 6379)",
+    ...     "   201.331 :0/0 tcp:tcp_retransmit_skb(skbaddr: 0xffff9f1c3b1e6e00, sport: 38812, dport: 443)",
+    ...     "   203.004 sshd/881 tcp:tcp_retransmit_skb:skbaddr=0xffff9f1c58a0b200 sport=22 dport=50122"], 0).stacks]
+    [('tcp_retransmit_skb', 'java', None), ('tcp_retransmit_skb', '<idle>', None), ('tcp_retransmit_skb', 'sshd', None)]
 """
 from __future__ import annotations
 
@@ -77,6 +85,11 @@ TRACED = {"R": "tcp_retransmit_skb", "L": "tcp_send_loss_probe", None: "tcp_retr
 # `comm-pid [cpu] flags secs: tcp_retransmit_skb: ...`
 EVENT = re.compile(r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d{1,4})\]\s.*?"
                    r"\d+\.\d+:\s+(?:tcp:)?tcp_retransmit_skb:\s")
+# `perf trace -e tcp:tcp_retransmit_skb` (rule AA2): milliseconds since the start, an optional duration,
+# `comm/pid` (`:0/0` for a task perf trace has no name for) and the event with its fields in parentheses
+# (libtraceevent / BTF pretty-printing) or after a colon (older perf)
+TRACE = re.compile(r"^\s*\d+\.\d+\s+(?:\(\s*[\d.]+\s*ms\):\s+)?(?P<comm>\S*?)/(?P<pid>\d+)\s+"
+                   r"tcp:tcp_retransmit_skb(?:\(|:\s*|\s*$)")
 
 
 # tcpdrop: bcc `TIME PID IP SADDR:SPORT > DADDR:DPORT STATE (FLAGS)`, bpftrace `TIME PID COMM SADDR:SPORT DADDR:DPORT STATE`
@@ -93,12 +106,13 @@ DROP_NOT_CPU = ("these are TCP segments the kernel dropped (tcpdrop traces tcp_d
 
 def starts_tcpretrans(line: str) -> bool:
     return bool(HEADER.match(line) or COUNT_HEADER.match(line) or DROP_HEADER.match(line)
-                or ("tcp_retransmit_skb:" in line and EVENT.match(line)))
+                or ("tcp_retransmit_skb:" in line and EVENT.match(line))
+                or ("tcp:tcp_retransmit_skb" in line and TRACE.match(line)))
 
 
 def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """The rows under a tcpretrans header, up to the first line that is neither a row nor blank."""
-    if EVENT.match(lines[start]):
+    if EVENT.match(lines[start]) or TRACE.match(lines[start]):
         return _read_events(lines, start)
     if DROP_HEADER.match(lines[start]):
         return _read_drops(lines, start)
@@ -128,8 +142,12 @@ def _read_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     index = start
     while index < len(lines):
         event = EVENT.match(lines[index])
+        traced = None if event else TRACE.match(lines[index])
         if event:
             block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, event["comm"].strip(), int(event["cpu"]), None))
+        elif traced:
+            comm = traced["comm"].lstrip(":") if traced["comm"] != ":0" else "<idle>"
+            block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, comm, None, None))
         elif lines[index].strip() and not ELISION.match(lines[index]):
             break
         index += 1
