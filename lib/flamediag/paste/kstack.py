@@ -202,6 +202,7 @@ class Trace:
     lr: Optional[str] = None            # PowerPC's link register at the interrupt: the leaf's caller
     after_last_break: bool = False      # s390's `Last Breaking-Event-Address:` entry follows the trace
     stall_order: Optional[int] = None   # `page allocation stalls for Nms, order:K` headed the trace
+    nested: List[Tuple[str, int]] = field(default_factory=list)   # every inline RIP in the trace, (name, rip_at)
 
     def stack(self) -> Tuple[Tuple[str, ...], Optional[str]]:
         """Frames root first, and the leaf's context when a section marker says so."""
@@ -211,6 +212,16 @@ class Trace:
             # kernels) marks each address it found on the stack; they are all the trace has
             cut = self.rip_stale_at if self.rip_at is not None else 0
             frames = self.stale[cut:]
+        elif self.rip_at is not None and self._nested_under_reporter():
+            # rule AA3: the reporter's tick interrupted an interrupt (a softirq running callbacks in
+            # <IRQ>) that had interrupted the task: each inline RIP starts the code the next interrupt
+            # entry below interrupted, so from the first RIP down it is one stack, nested
+            frames = []
+            for index, (rip, at) in enumerate(self.nested):
+                end = self.nested[index + 1][1] if index + 1 < len(self.nested) else len(self.frames)
+                part = self.frames[at:end]
+                frames += [(rip, part[0][1] if part else "")] + part
+            return self._rooted([f for f in frames if f[1] != "NMI"])
         elif self.rip_at is not None:
             above = [f for f in frames[:self.rip_at] if f[1] != "NMI"]
             if self.head_rip and above and not {normalize(n) for n, _ in above} & DETECTORS:
@@ -225,6 +236,25 @@ class Trace:
         if self.rip:
             frames = [(self.rip, frames[0][1] if frames else "")] + frames
         return self._rooted(frames)
+
+    def _nested_under_reporter(self) -> bool:
+        """Two or more inline RIPs in the call trace, the first under a detector's frames (the RCU stall
+        check, the watchdog) and each later one under an interrupt entry: nested interrupts, innermost
+        first.
+
+        >>> t = Trace(frames=[("rcu_check_callbacks", "IRQ"), ("apic_timer_interrupt", "IRQ"),
+        ...     ("i_callback", "IRQ"), ("rcu_process_callbacks", "IRQ"), ("__do_softirq", "IRQ"),
+        ...     ("apic_timer_interrupt", "IRQ"), ("dput", ""), ("do_unlinkat", "")],
+        ...     rip="__d_drop", rip_at=6, nested=[("kmem_cache_free", 2), ("__d_drop", 6)])
+        >>> t.stack()
+        (('do_unlinkat', 'dput', '__d_drop', 'apic_timer_interrupt', '__do_softirq', 'rcu_process_callbacks', 'i_callback', 'kmem_cache_free'), 'softirq')
+        """
+        if len(self.nested) < 2 or self.nested[-1][1] != self.rip_at:
+            return False
+        first = self.nested[0][1]
+        if not first or not {normalize(n) for n, _ in self.frames[:first]} & DETECTORS:
+            return False
+        return all(at and normalize(self.frames[at - 1][0]) in INTERRUPT_ENTRY for _, at in self.nested[1:])
 
     @staticmethod
     def _rooted(frames: List[Tuple[str, str]]) -> Tuple[Tuple[str, ...], Optional[str]]:
@@ -400,6 +430,8 @@ def _trace_line(text: str, trace: Trace, section: str) -> bool:
             trace.head_rip = normalize(rip["sym"])
         trace.rip = normalize(rip["sym"])
         trace.rip_at = len(trace.frames) if trace.in_call_trace else None
+        if trace.in_call_trace:
+            trace.nested.append((trace.rip, len(trace.frames)))
         trace.rip_stale_at = len(trace.stale)
         trace.lr = None
         return True
