@@ -52,6 +52,11 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
 TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
+KWORKER = re.compile(r"^kworker/")
+# perf top's header when it samples one process (`perf top -p 411`): `(target_pid: 411)`
+TARGET_PID = re.compile(r"\(target_pid:\s*\d+\)")
+# the main loops only one kernel thread runs: a one-process listing holding one is that thread's (rule AB3)
+THREAD_LOOPS = {"kswapd": frozenset({"kswapd", "balance_pgdat", "kswapd_shrink_node", "kswapd_shrink_zone"})}
 # `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
 # `top` row above (rule H4).
 ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
@@ -264,6 +269,14 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     'kworker/0:2+events'
     >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
     ...     " 2181 root  0 -20 0 0 0 S 38.9 0.0 61:12.44 z_rd_int_1", " 2180 root  0 -20 0 0 0 S 37.6 0.0 60:55.02 z_rd_int_0"])
+
+    Workqueue workers are one pool (rule AB2): the kworkers of the table together are the thread.
+
+    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    ...     " 1834 root 20 0 0 0 0 R 100.0 0.0 902:11.43 kworker/u72:3+events_unbound",
+    ...     " 2210 root 20 0 0 0 0 R 99.7 0.0 877:45.02 kworker/u72:1+events_unbound",
+    ...     " 3001 me   20 0 4812300 91200 20100 S 9.0 0.1 3:02.11 java"])
+    'kworker/u72:3+events_unbound'
     """
     rows: List[Tuple[str, float, bool]] = []
     in_table = False
@@ -288,7 +301,12 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
         rows.append((comm, float(match["cpu"].replace(",", ".")), kernel))
     total = sum(cpu for _, cpu, _ in rows)
     busiest = max(rows, key=lambda row: row[1], default=None)
-    if busiest is None or not busiest[2] or busiest[1] < 50 or busiest[1] < 0.8 * total:
+    if busiest is None or not busiest[2] or busiest[1] < 50:
+        return None
+    # kworkers run whatever work items their pool is handed, the same items moving between them:
+    # several busy kworkers are one pool doing the workqueue's work (rule AB2)
+    pool = sum(cpu for comm, cpu, kernel in rows if kernel and KWORKER.match(comm)) if KWORKER.match(busiest[0]) else 0.0
+    if max(busiest[1], pool) < 0.8 * total:
         return None
     return busiest[0]
 
@@ -384,6 +402,19 @@ def _name_commandless(block: Block, name: str, kernel_only: bool = False) -> Non
     block.through = through
 
 
+def _kernel_thread_of(block: Block) -> Optional[str]:
+    """The kernel thread a one-process listing (`perf top -p N`: `(target_pid: N)` in its header)
+    is of, when it lists a function only that thread runs: its main loop (rule AB3).
+
+    >>> from flamediag.profile import Frame
+    >>> b = Block("perf-top", 0, 1, stacks=[((Frame("balance_pgdat", "kernel"),), 5.0, None, None, None)])
+    >>> _kernel_thread_of(b)
+    'kswapd'
+    """
+    names = {frame.name for frames, *_ in block.stacks for frame in frames}
+    return next((thread for thread, loop in THREAD_LOOPS.items() if not loop.isdisjoint(names)), None)
+
+
 def _look_above(block: Block, lines: Sequence[str]) -> None:
     """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
     command line or banner starts a run of its own (a before/after pair), and may say the
@@ -398,6 +429,8 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     if task is None and pid is not None:
         task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
                      if m and m["pid"] == pid and m["comm"]), None)
+    if task is None and any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]]):
+        task = _kernel_thread_of(block)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         _name_commandless(block, task)
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
