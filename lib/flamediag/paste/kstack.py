@@ -343,6 +343,13 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         block.not_cpu = (f"these kernel traces show blocked tasks ({plural(sleeping, 'trace')}: hung-task warnings, "
                          "sleeping states in a task dump, or stacks that end in the context switch): where tasks "
                          "wait, not CPU time")
+    holders = _lock_holders(stacks) if not block.not_cpu else []
+    if holders:
+        stacks = [entry for entry in stacks if entry not in holders]
+        who = ", ".join(sorted({entry[0].comm or "?" for entry in holders}))
+        block.notes.append(f"left out {plural(len(holders), 'trace')} ({who}) inside a walk that holds the lock another "
+                           "reported CPU spins on (a list_lru walk runs its isolate callback under the list's spin "
+                           "lock): the holder explains the waiters' spinning, the waiters name the lock")
     halted = [t for t in traces if _halted_lockup(t)]
     if halted and not block.not_cpu:
         at = halted[0].head_rip or halted[0].rip
@@ -358,6 +365,69 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if writers:
         block.notes.append("left out the CPU that ran `echo l > /proc/sysrq-trigger` (it shows the dump itself)")
     return block
+
+
+# Walks that run a callback with a spin lock held, and the functions that take that lock (rule AC1):
+# list_lru walks (4.0+) call the isolate callback (inode_lru_isolate, dentry_lru_isolate,
+# shadow_lru_isolate ...) under the per-node / per-memcg list's lock, which list_lru_add / list_lru_del
+# take for every object put on or off the list.
+LOCK_HOLDING_WALKS = (
+    (frozenset({"__list_lru_walk_one", "list_lru_walk_one", "list_lru_walk_one_irq", "list_lru_walk_node"}),
+     frozenset({"list_lru_add", "list_lru_del", "list_lru_add_obj", "list_lru_del_obj", "__list_lru_walk_one",
+                "list_lru_walk_one", "list_lru_walk_one_irq"})),
+)
+SPINNING = re.compile(r"spin_lock")          # the lock functions and slow paths of every era
+# the walk itself, its callback or what the callback calls: deeper, a callback may have dropped the
+# lock to do its work (inode_lru_isolate unlocks before invalidating a mapping and retries)
+HOLDER_DEPTH = 3
+
+
+def _lock_taker(names: Sequence[str]) -> Optional[str]:
+    """The function that takes the spin lock a trace ends in (None when it does not end in one).
+
+    >>> _lock_taker(["iput", "list_lru_add", "_raw_spin_lock", "native_queued_spin_lock_slowpath"])
+    'list_lru_add'
+    >>> _lock_taker(["prune_icache_sb", "__list_lru_walk_one", "inode_lru_isolate"]) is None
+    True
+    """
+    index = len(names) - 1
+    while index >= 0 and SPINNING.search(names[index]):
+        index -= 1
+    return names[index] if 0 <= index < len(names) - 1 else None
+
+
+def _lock_holders(stacks):
+    """The on-CPU traces of a lockup report that sit inside a walk holding the spin lock another
+    trace of the report spins on (rule AC1): a CPU stuck in a list_lru walk's isolate callback for
+    seconds holds the list's lock all that time, and the CPUs adding to or removing from the list
+    spin behind it. Such a holder is left out: the waiters name the lock.
+
+    >>> waiter = (Trace(comm="nfsd"), ("nfsd", "iput", "list_lru_add", "_raw_spin_lock",
+    ...                                "native_queued_spin_lock_slowpath"), None)
+    >>> holder = (Trace(comm="kswapd1"), ("kswapd", "shrink_slab", "prune_icache_sb", "list_lru_walk_one",
+    ...                                   "__list_lru_walk_one", "inode_lru_isolate"), None)
+    >>> [entry[0].comm for entry in _lock_holders([waiter, holder])]
+    ['kswapd1']
+    >>> _lock_holders([holder])                       # nobody waits: the walk is the finding's own
+    []
+    >>> deeper = (Trace(comm="kswapd1"), holder[1] + ("invalidate_mapping_pages", "find_lock_entries",
+    ...                                                "xas_find"), None)
+    >>> _lock_holders([waiter, deeper])              # the callback's own work: the lock was dropped
+    []
+    >>> other = (Trace(comm="fio"), ("blk_mq_submit_bio", "_raw_spin_lock", "native_queued_spin_lock_slowpath"), None)
+    >>> _lock_holders([other, holder])                # a waiter on another lock
+    []
+    """
+    found = []
+    names_of = [tuple(normalize(n) for n in entry[1]) for entry in stacks]
+    takers = {_lock_taker(names) for names in names_of} - {None}
+    for entry, names in zip(stacks, names_of):
+        if _lock_taker(names) is not None:
+            continue                                   # it spins itself: a waiter
+        near_leaf = set(names[-HOLDER_DEPTH:])
+        if any(walks & near_leaf and lockers & takers for walks, lockers in LOCK_HOLDING_WALKS):
+            found.append(entry)
+    return found
 
 
 def _halted_lockup(trace: Trace) -> bool:
