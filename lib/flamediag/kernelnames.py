@@ -13,7 +13,7 @@ section) is a section, not a dotted function, and is kept.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import AbstractSet, Optional, Sequence
 
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+(?:/0x[0-9a-fA-F]+)?$")
 _SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part|cold|lto_priv|llvm)(?:\.\d+)?)+$|\.cold$")
@@ -44,7 +44,8 @@ def normalize(name: str) -> str:
 # the file: the ones a playbook knows by name stay themselves (futex-contention owns futex.c's hash-bucket
 # lock), every other one compares as the generic out-of-line spin `.text.lock.spinlock` (rule K1).
 TEXT_LOCK = ".text.lock."
-TEXT_LOCK_NAMED = frozenset({".text.lock.spinlock", ".text.lock.futex"})
+TEXT_LOCK_SPIN = TEXT_LOCK + "spinlock"
+TEXT_LOCK_NAMED = frozenset({TEXT_LOCK_SPIN, TEXT_LOCK + "futex"})
 
 
 def identity(name: str) -> str:
@@ -58,7 +59,7 @@ def identity(name: str) -> str:
     """
     name = normalize(name)
     if name.startswith(TEXT_LOCK) and name not in TEXT_LOCK_NAMED:
-        return ".text.lock.spinlock"
+        return TEXT_LOCK_SPIN
     return "sys_" + name[4:] if name.startswith("SyS_") else name
 
 
@@ -100,3 +101,20 @@ def looks_kernel(name: str) -> bool:
     that perf prints without a module, user frames usually carry `::`, `(`, `/`, `.so` etc."""
     base = normalize(name)
     return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", base)) and not base.startswith(("Java_", "JVM_", "_Z"))
+
+
+def lock_caller(names: Sequence[str], lock_frames: AbstractSet[str]) -> Optional[str]:
+    """The function that takes the lock a stack ends in: the nearest frame above the run of lock
+    frames at the leaf (None when the leaf is no lock or nothing is above it). A spin lock names
+    no lock; its direct caller does (free_pcppages_bulk: the zone lock; release_pages: the LRU lock).
+
+    >>> lock_caller(["release_pages", "free_pcppages_bulk", "_raw_spin_lock", "queued_spin_lock_slowpath"],
+    ...             frozenset({"_raw_spin_lock", "queued_spin_lock_slowpath"}))
+    'free_pcppages_bulk'
+    >>> lock_caller(["release_pages", "free_pcppages_bulk"], frozenset({"_raw_spin_lock"})) is None
+    True
+    """
+    index = len(names) - 1
+    while index >= 0 and names[index] in lock_frames:
+        index -= 1
+    return names[index] if 0 <= index < len(names) - 1 else None

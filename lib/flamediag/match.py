@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .flatclaims import Claim, flat_claims, unlisted_busy
-from .kernelnames import TEXT_LOCK, identity, normalize
+from .kernelnames import TEXT_LOCK, TEXT_LOCK_SPIN, identity, lock_caller, normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, command_of, is_idle
 
@@ -95,7 +95,7 @@ class _Compiled:
         self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
                                          for name in playbook.expand(element))
         self.own_lockers = frozenset(name for element in sig["own_lockers"] for name in playbook.expand(element))
-        self.own_leaves = frozenset(name for element in sig["own_leaves"] for name in playbook.expand(element))
+        self.own_leaves = own_leaves(playbook)
         self.foreign_leaves: FrozenSet[str] = frozenset()     # other playbooks' own_leaves (match_all)
         gap = sig.get("children_gap") or {}
         self.gap = {key: frozenset(name for element in gap[key] for name in playbook.expand(element))
@@ -157,21 +157,9 @@ def match_pattern(names: Sequence[str], pattern: Sequence[FrozenSet[str]],
     return None
 
 
-def lock_caller(names: Sequence[str], lock_frames: FrozenSet[str]) -> Optional[str]:
-    """The function that takes the lock a stack ends in: the nearest frame above the run of lock
-    frames at the leaf (None when the leaf is no lock or nothing is above it). A spin lock names
-    no lock; its direct caller does (free_pcppages_bulk: the zone lock; release_pages: the LRU lock).
-
-    >>> lock_caller(["release_pages", "free_pcppages_bulk", "_raw_spin_lock", "queued_spin_lock_slowpath"],
-    ...             frozenset({"_raw_spin_lock", "queued_spin_lock_slowpath"}))
-    'free_pcppages_bulk'
-    >>> lock_caller(["release_pages", "free_pcppages_bulk"], frozenset({"_raw_spin_lock"})) is None
-    True
-    """
-    index = len(names) - 1
-    while index >= 0 and names[index] in lock_frames:
-        index -= 1
-    return names[index] if 0 <= index < len(names) - 1 else None
+def own_leaves(playbook: Playbook) -> FrozenSet[str]:
+    """The frames a playbook's `own_leaves` names: a stack ending in one is that playbook's cost."""
+    return frozenset(name for element in playbook.signature["own_leaves"] for name in playbook.expand(element))
 
 
 OWN_LEAF_DEPTH = 2          # an own leaf, or its caller when the leaf is what it calls
@@ -272,9 +260,6 @@ class _Busy(list):
 
 def _with_sets(busy) -> _Busy:
     return busy if isinstance(busy, _Busy) else _Busy(busy)
-
-
-TEXT_LOCK_SPIN = TEXT_LOCK + "spinlock"
 
 
 def _text_lock_shown(record: StackRecord, names: Tuple[str, ...]) -> Tuple[str, ...]:
@@ -466,7 +451,7 @@ def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
         return []
     busy = _with_sets(busy_records(profile))
     claims = flat_claims(playbooks, profile)
-    own = {p.id: frozenset(n for element in p.signature["own_leaves"] for n in p.expand(element)) for p in playbooks}
+    own = {p.id: own_leaves(p) for p in playbooks}
     return [match_playbook(p, profile, busy, claims,
                            frozenset().union(*(leaves for pid, leaves in own.items() if pid != p.id)))
             for p in playbooks]

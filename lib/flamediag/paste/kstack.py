@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
-from ..kernelnames import normalize
+from ..kernelnames import lock_caller, normalize
 from ..offcpu import SWITCH_LEAVES
 from .common import ELISION, REMARK, Block, Miss, finish, kernel_frames, plural
 
@@ -390,10 +390,7 @@ def _lock_taker(names: Sequence[str]) -> Optional[str]:
     >>> _lock_taker(["prune_icache_sb", "__list_lru_walk_one", "inode_lru_isolate"]) is None
     True
     """
-    index = len(names) - 1
-    while index >= 0 and SPINNING.search(names[index]):
-        index -= 1
-    return names[index] if 0 <= index < len(names) - 1 else None
+    return lock_caller(names, {name for name in names if SPINNING.search(name)})
 
 
 def _lock_holders(stacks):
@@ -420,9 +417,10 @@ def _lock_holders(stacks):
     """
     found = []
     names_of = [tuple(normalize(n) for n in entry[1]) for entry in stacks]
-    takers = {_lock_taker(names) for names in names_of} - {None}
-    for entry, names in zip(stacks, names_of):
-        if _lock_taker(names) is not None:
+    taker_of = [_lock_taker(names) for names in names_of]
+    takers = set(taker_of) - {None}
+    for entry, names, taker in zip(stacks, names_of, taker_of):
+        if taker is not None:
             continue                                   # it spins itself: a waiter
         near_leaf = set(names[-HOLDER_DEPTH:])
         if any(walks & near_leaf and lockers & takers for walks, lockers in LOCK_HOLDING_WALKS):
@@ -536,9 +534,9 @@ def _frame(text: str, trace: Trace, section: str) -> bool:
         # leaf's caller (a leaf function had not saved its return address yet)
         trace.frames.append((name, section))
     elif match["stale"] or match["unreliable"] or match["paren"]:
-        trace.stale.append((normalize(match["sym"]), section))
+        trace.stale.append((name, section))
     else:
-        trace.frames.append((normalize(match["sym"]), section))
+        trace.frames.append((name, section))
     return True
 
 
