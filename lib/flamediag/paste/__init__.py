@@ -249,6 +249,12 @@ def read_evidence(text: str) -> Dict[str, str]:
     return find_sections(unwrap(text))[0]
 
 
+# A task table's thread does the work when it runs half a CPU or more and holds this much of the
+# %CPU of the rows listed (rules I2 and R5: one threshold for `top` and `pidstat`).
+BUSY_CPU = 50.0
+BUSY_SHARE = 0.8
+
+
 def _busy_task_row(lines: Sequence[str]) -> Optional[str]:
     """The kernel thread a pasted `top` (rule I2) or, failing that, `pidstat` table (rule R5) shows
     doing nearly all of the CPU work."""
@@ -301,12 +307,12 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
         rows.append((comm, float(match["cpu"].replace(",", ".")), kernel))
     total = sum(cpu for _, cpu, _ in rows)
     busiest = max(rows, key=lambda row: row[1], default=None)
-    if busiest is None or not busiest[2] or busiest[1] < 50:
+    if busiest is None or not busiest[2] or busiest[1] < BUSY_CPU:
         return None
     # kworkers run whatever work items their pool is handed, the same items moving between them:
     # several busy kworkers are one pool doing the workqueue's work (rule AB2)
     pool = sum(cpu for comm, cpu, kernel in rows if kernel and KWORKER.match(comm)) if KWORKER.match(busiest[0]) else 0.0
-    if max(busiest[1], pool) < 0.8 * total:
+    if max(busiest[1], pool) < BUSY_SHARE * total:
         return None
     return busiest[0]
 
@@ -340,9 +346,9 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
                 if row.get("%CPU") is not None]
         total = sum(row["%CPU"] for row in rows)
         busiest = max(rows, key=lambda row: row["%CPU"], default=None)
-        if busiest is None or busiest["%CPU"] < 50 or busiest["%CPU"] < 0.8 * total:
+        if busiest is None or busiest["%CPU"] < BUSY_CPU or busiest["%CPU"] < BUSY_SHARE * total:
             continue
-        if (busiest.get("%usr", busiest.get("%user")) or 0) == 0 and (busiest.get("%system") or 0) >= 50:
+        if (busiest.get("%usr", busiest.get("%user")) or 0) == 0 and (busiest.get("%system") or 0) >= BUSY_CPU:
             return busiest["command"]
     return None
 

@@ -145,9 +145,9 @@ def split_kernel_user(names: Sequence[str], leaf_kind: str = "kernel") -> Tuple[
     in a kernel thread or the idle loop is kernel whole; otherwise the whole chain takes the
     leaf's kind (pure user stacks, chains cut short).
     """
-    entry_at = first_entry(names)
     if names and names[0] in _KERNEL_ROOTS:
         return kernel_frames(names)
+    entry_at = first_entry(names)
     if entry_at is None:
         return tuple(Frame(n, kind_of_lone(n, leaf_kind)) for n in names)
     user = [Frame(n, "kernel" if n in KERNEL_ENTRIES else kind_of_lone(n, "user")) for n in names[:entry_at]]

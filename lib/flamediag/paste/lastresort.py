@@ -201,8 +201,8 @@ def _chains(lines: Sequence[str], taken: Set[int]):
             continue
         entry = first_entry(names) or 0
         frames = tuple(Frame(name, "user" if i < entry else "kernel") for i, name in enumerate(names))
-        percent = _PERCENT.search(text)
-        yield indexes, frames, float(percent[1].replace(",", ".")) if percent else 1.0
+        share = _share(text)
+        yield indexes, frames, 1.0 if share is None else share
 
 
 def _symbol(line: str) -> Optional[str]:
@@ -229,9 +229,9 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
     if not numbers or not (table or len(numbers) == len(tokens) - 1):
         return None
     name = normalize(tokens[-1]) or tokens[-1]
-    percent = _PERCENT.search(line)
-    if percent:
-        return name, float(percent[1].replace(",", "."))
+    share = _share(line)
+    if share is not None:
+        return name, share
     whole = next((t for t in numbers if t.isdigit()), numbers[0])
     return name, float(whole.rstrip("%").replace(",", "."))
 
@@ -259,16 +259,22 @@ def _after_module(line: str) -> Optional[Tuple[str, float]]:
         return None
     at = modules[0]
     symbol = columns[at + 1]
-    percent = _PERCENT.search(" ".join(columns[:at]))
-    if not _TABLE_SYMBOL.match(symbol) or not percent:
+    share = _share(" ".join(columns[:at]))
+    if not _TABLE_SYMBOL.match(symbol) or share is None:
         return None
-    return normalize(symbol) or symbol, float(percent[1].replace(",", "."))
+    return normalize(symbol) or symbol, share
+
+
+def _share(text: str) -> Optional[float]:
+    """The first percentage in the text (`23.1%`, `23,1%`), None without one."""
+    percent = _PERCENT.search(text)
+    return float(percent[1].replace(",", ".")) if percent else None
 
 
 def _weight(line: str) -> float:
-    percent = _PERCENT.search(line)
-    if percent:
-        return float(percent[1].replace(",", "."))
+    share = _share(line)
+    if share is not None:
+        return share
     counted = _COUNTED.match(line)
     if counted:
         return float(counted["a"] or counted["b"])
@@ -283,7 +289,7 @@ def _name_first_row(line: str, tokens: Sequence[str]) -> Optional[Tuple[str, flo
         return None
     if not all(_ROW_NUMBER.match(t) or _ROW_MODULE.match(t) for t in rest):
         return None
-    percent = _PERCENT.search(line)
-    if not percent:
+    share = _share(line)
+    if share is None:
         return None
-    return normalize(tokens[0]) or tokens[0], float(percent[1].replace(",", "."))
+    return normalize(tokens[0]) or tokens[0], share

@@ -53,9 +53,9 @@ ROW = re.compile(r"^\s*(?P<count>\d+)\s+" + TIME.format("total") + r"\s+" + TIME
 STACK = re.compile(r"^\s+(?:0x)?[0-9a-f]{8,16}\s+(?P<sym>[A-Za-z_.][\w.$]*)(?:\+0x[0-9a-f]+)?(?:\s.*)?$")
 SYM = re.compile(r"^(?P<sym>[A-Za-z_.][\w.$]*)(?:\+0x[0-9a-f]+)?$")
 TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7, "h": 3.6e9}
-# Locks whose waiters spin on the CPU; the frame that stands for that spinning under the caller.
 # The traced window on a pasted command line: `perf lock con[tention] ... -- sleep N`.
 WINDOW = re.compile(r"\bperf\s+lock\s+con\w*\b.*?\s--\s+sleep\s+(?P<seconds>\d+(?:\.\d+)?)\b")
+# Locks whose waiters spin on the CPU; the frame that stands for that spinning under the caller.
 SPINNING = {"spinlock": "_raw_spin_lock", "rwlock": "_raw_read_lock", "rwlock:r": "_raw_read_lock",
             "rwlock:w": "_raw_write_lock", "spinlock:r": "_raw_spin_lock", "raw_spinlock": "_raw_spin_lock"}
 
