@@ -167,11 +167,9 @@ def kernel_frames(names: Sequence[str]) -> Tuple[Frame, ...]:
 # Frames that only ever sit at the root side of a stack (entry points, thread starts, user
 # code below a syscall) and frames that only ever sit at its leaf (lock spinning, idle, copy
 # loops): where they fall tells which way a chain was printed when nothing else does.
-ROOT_SIDE = KERNEL_ENTRIES | frozenset(
-    {"kthread", "start_thread", "clone", "clone3", "__clone", "__libc_start_main", "__libc_start_call_main",
-     "main", "_start", "start_secondary", "cpu_startup_entry", "secondary_startup_64",
-     "secondary_startup_64_no_verify", "x86_64_start_kernel", "x86_64_start_reservations", "common_startup_64",
-     "start_kernel", "rest_init", "worker_thread", "smpboot_thread_fn", "xen_do_hypervisor_callback"}
+ROOT_SIDE = KERNEL_ENTRIES | _KERNEL_ROOTS | frozenset(
+    {"start_thread", "clone", "clone3", "__clone", "__libc_start_main", "__libc_start_call_main",
+     "main", "_start", "xen_do_hypervisor_callback"}
 )
 _LEAF_SIDE = re.compile(r"spin_lock|spin_unlock|^osq_lock$|_spin_on_owner$|^clear_page|^copy_user|^copy_page|"
                         r"^mem(?:cpy|set|move)|^native_safe_halt$|_idle$|^finish_task_switch|^read_tsc$|^delay_tsc$")
