@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 MAX_LINE = 8192       # longer lines are garbage (or hostile): skipped with a note
 MAX_LINES = 1_000_000  # bound the work on a huge file (capture caps mpstat at 32 MiB, ~330k lines)
@@ -128,6 +128,36 @@ def key_value_lines(text: Optional[str], notes: List[str], sep: str = ":") -> Di
     if bad:
         add_note(notes, f"{bad} line(s) without '{sep}' ignored")
     return result
+
+
+def per_cpu_rows(text: Optional[str], notes: List[str],
+                 source: str) -> Tuple[List[str], List[Tuple[str, List[int], List[str]]]]:
+    """The CPU header and the rows of a `/proc` table counted per CPU (/proc/interrupts,
+    /proc/softirqs): (cpus, [(label, counts, rest)]), `counts` the leading decimal columns (at most
+    one per CPU), `rest` the words after them; unreadable lines and a missing header are noted.
+
+    Examples:
+        >>> per_cpu_rows("   CPU0  CPU1\\n 38:  7  3  PCI-MSI eth0\\nNET_RX: 9 1\\n", [], "x")
+        (['CPU0', 'CPU1'], [('38', [7, 3], ['PCI-MSI', 'eth0']), ('NET_RX', [9, 1], [])])
+    """
+    cpus: List[str] = []
+    rows: List[Tuple[str, List[int], List[str]]] = []
+    for line in lines(text, notes):
+        tokens = line.split()
+        if tokens and all(t.startswith("CPU") for t in tokens):
+            cpus = tokens
+            continue
+        if not tokens or not tokens[0].endswith(":"):
+            if tokens:
+                add_note(notes, f"{source}: unreadable line(s) ignored")
+            continue
+        index = 1
+        while index < len(tokens) and index <= max(len(cpus), 1) and tokens[index].isdecimal():
+            index += 1
+        rows.append((tokens[0][:-1], [int(t) for t in tokens[1:index]], tokens[index:]))
+    if not cpus and (text or "").strip():
+        add_note(notes, f"{source}: no CPU header line (unknown format)")
+    return cpus, rows
 
 
 def hex_int(token: str) -> Optional[int]:

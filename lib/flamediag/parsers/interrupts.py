@@ -23,40 +23,21 @@ from __future__ import annotations
 from typing import Dict, List
 
 from ._builder import builds
-from ._common import add_note, lines
+from ._common import per_cpu_rows
 
 COLLECTORS = ("proc.interrupts",)
 
 
 def parse(text: str) -> dict:
     notes: List[str] = []
-    cpus: List[str] = []
-    rows: Dict[str, dict] = {}
-    for line in lines(text, notes):
-        tokens = line.split()
-        if tokens and all(t.startswith("CPU") for t in tokens):
-            cpus = tokens
-            continue
-        if not tokens or not tokens[0].endswith(":"):
-            if tokens:
-                add_note(notes, "proc.interrupts: unreadable line(s) ignored")
-            continue
-        rows[tokens[0][:-1]] = _row(tokens, len(cpus))
-    if not cpus and (text or "").strip():
-        add_note(notes, "proc.interrupts: no CPU header line (unknown format)")
+    cpus, table = per_cpu_rows(text, notes, "proc.interrupts")
+    rows = {label: {"counts": counts, "name": _device(label, rest)} for label, counts, rest in table}
     return {"cpus": cpus, "rows": rows, "notes": notes}
 
 
-def _row(tokens: List[str], ncpus: int) -> dict:
-    counts: List[int] = []
-    index = 1
-    while index < len(tokens) and len(counts) < max(ncpus, 1) and tokens[index].isdecimal():
-        counts.append(int(tokens[index]))
-        index += 1
-    rest = tokens[index:]
-    label = tokens[0][:-1]
-    name = rest[-1] if label.isdecimal() and rest else " ".join(rest)
-    return {"counts": counts, "name": name}
+def _device(label: str, rest: List[str]) -> str:
+    """The device (last word) of a numbered IRQ, the description of a named row."""
+    return rest[-1] if label.isdecimal() and rest else " ".join(rest)
 
 
 def delta(start: dict, end: dict) -> Dict[str, dict]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from ._builder import builds
-from ._common import add_note, integer, lines
+from ._common import add_note, per_cpu_rows
 
 COLLECTORS = ("proc.softirqs",)
 LOST_WITHOUT = {"proc.softirqs": "per-CPU softirq counts unknown"}  # said when absent
@@ -28,29 +28,10 @@ LOST_WITHOUT = {"proc.softirqs": "per-CPU softirq counts unknown"}  # said when 
 
 def parse(text: str) -> dict:
     notes: List[str] = []
-    return _per_cpu_table(text, notes, "proc.softirqs")
-
-
-def _per_cpu_table(text: str, notes: List[str], label: str) -> dict:
-    cpus: List[str] = []
-    vectors: Dict[str, List[int]] = {}
-    for line in lines(text, notes):
-        tokens = line.split()
-        if tokens and all(t.startswith("CPU") for t in tokens):
-            cpus = tokens
-            continue
-        if not tokens or not tokens[0].endswith(":"):
-            if tokens:
-                add_note(notes, f"{label}: unreadable line(s) ignored")
-            continue
-        counts = [integer(t) for t in tokens[1:1 + max(len(cpus), 1)]]
-        counts = [c for c in counts if c is not None]
-        if not counts:
-            add_note(notes, f"{label}: row(s) without counts ignored")
-            continue
-        vectors[tokens[0][:-1]] = counts
-    if not cpus and (text or "").strip():
-        add_note(notes, f"{label}: no CPU header line (unknown format)")
+    cpus, table = per_cpu_rows(text, notes, "proc.softirqs")
+    vectors = {label: counts for label, counts, _ in table if counts}
+    if len(vectors) < len(table):
+        add_note(notes, "proc.softirqs: row(s) without counts ignored")
     return {"cpus": cpus, "vectors": vectors, "notes": notes}
 
 
