@@ -695,3 +695,38 @@ def test_rule_q3_folded_chain_wrapped_from_its_share_probe_q_1434():
     assert "\n> 22.90%\nret_from_fork;" in wrapped
     read = [sorted((r.names(), round(r.weight, 2)) for r in read_paste(text).profile) for text in (report, wrapped)]
     assert read[0] == read[1]
+
+
+# --- probe set AE: perf script without the DSO column; a cpupower line a mail client wrapped ----
+
+def test_rule_ae1_perf_script_frames_without_dso_column_probe_ae_1551():
+    """`perf script -F ...,ip,sym,symoff` (realworld-probe-ae case 1551) prints each frame as its
+    address and symbol without `(dso)`: the samples read as perf script, the `ffff...` frames as
+    kernel code and the lower addresses as user code, the same stacks as with perf's DSO column."""
+    case = next((FIXTURES.parent / "realworld-probe-ae").glob("1551-*.txt"))
+    ticket = case.read_text(encoding="utf-8").split("# ---\n", 1)[1]
+    result = read_paste(ticket)
+    assert result.formats == ["perf-script"]
+    assert len(list(result.profile)) == 4
+    assert all(frame.kind == "kernel" for record in result.profile for frame in record.frames)
+    assert {r.comm for r in result.profile} == {"cc1plus", "ld"}
+    with_dso = "\n".join(line + " ([kernel.kallsyms])" if line.startswith("\tffff") else line
+                         for line in ticket.split("\n"))
+    read = [sorted((r.names(), r.weight) for r in read_paste(text).profile) for text in (ticket, with_dso)]
+    assert read[0] == read[1]
+    user = read_paste("java 1 [000] 1.000001: cycles:\n\t    7f2a6c31a92d __lll_lock_wait+0x1d\n"
+                      "\t    55d1c0a3b7e2 Store::commit+0x52\n")
+    assert [[f.kind for f in r.frames] for r in user.profile] == [["unknown", "unknown"]]
+
+
+def test_rule_ae2_cpupower_governor_line_cut_by_mail_wrap_probe_ae_1557():
+    """cpupower's governor line (realworld-probe-ae case 1557) quoted and wrapped at 72: its last words
+    went to the next line, and the line still names the governor from `may` on; prose that names a
+    governor in the same words is not the tool's line."""
+    from flamediag.paste.sections import find_sections
+    for cut in ("may decide which speed to use", "may decide which speed to", "may"):
+        sections, _ = find_sections(["analyzing CPU 0:", "  driver: intel_pstate",
+                                     f'                  The governor "powersave" {cut}'])
+        assert sections.get("cpufreq") == "cpu0: driver=intel_pstate governor=powersave"
+    sections, _ = find_sections(['The governor "performance" may be better here'])
+    assert "cpufreq" not in sections

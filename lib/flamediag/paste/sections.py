@@ -30,8 +30,9 @@ CLOCK = re.compile(r"^\s*(?P<key>current_clocksource|available_clocksource)\s*:\
 # `tuned-adm active`
 TUNED = re.compile(r"^\s*Current active profile:\s*(?P<value>\S+)\s*$")
 # `cpupower frequency-info`: `analyzing CPU 0:`, `  driver: intel_pstate`, then under `current policy:`
-# `The governor "powersave" may decide which speed to use`
-GOVERNOR = re.compile(r'^\s*The governor "(?P<governor>[\w-]+)" may decide which speed to use')
+# `The governor "powersave" may decide which speed to use`; a mail client that quoted the indented
+# line may wrap its last words onto the next line, so it is whole from `may` on (rule AE2)
+GOVERNOR = re.compile(r'^\s*The governor "(?P<governor>[\w-]+)" may(?: decide(?: which(?: speed(?: to(?: use\b.*)?)?)?)?)?\s*$')
 CPUPOWER_DRIVER = re.compile(r"^\s*driver:\s*(?P<driver>[\w-]+)\s*$")
 CPUPOWER_CPU = re.compile(r"^\s*analyzing CPU (?P<cpu>\d+):\s*$")
 SCALING_GOVERNOR = re.compile(r"/sys/devices/system/cpu/cpu(?P<cpu>\d+)/cpufreq/scaling_governor$")

@@ -150,11 +150,33 @@ def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
 PERF_SCRIPT_HEADER = re.compile(r"^\S.*?\s+\d+(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s")
 
 
+# A frame of `perf script -F ...,ip,sym[,symoff]`: the address and the symbol, no `(dso)` column.
+NO_DSO_FRAME = re.compile(r"^[ \t]+[0-9a-f]{6,16}[ \t]+\S")
+
+
+def _with_dso(line: str) -> str:
+    """A frame line printed without the DSO column (`-F ip,sym,symoff`) gets perf's own `([unknown])`:
+    the address then says whose code it is, `ffff...` the kernel's (rule AE1 of doc/accuracy.md).
+    A line perf script's grammar reads already is left as it is.
+
+    >>> _with_dso("\\tffffffff8124ec3a try_to_free_mem_cgroup_pages+0xfa")
+    '\\tffffffff8124ec3a try_to_free_mem_cgroup_pages+0xfa ([unknown])'
+    >>> _with_dso("\\tffffffff8124ec3a shrink_node+0x22e ([kernel.kallsyms])")
+    '\\tffffffff8124ec3a shrink_node+0x22e ([kernel.kallsyms])'
+    """
+    if not NO_DSO_FRAME.match(line):
+        return line
+    encoded = line.encode("utf-8", "surrogateescape")
+    if perfscript.split_frame_line(encoded) is not None:
+        return line
+    return line.rstrip() + " ([unknown])"
+
+
 def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """A perf script chunk: event lines followed by tab/space-indented frame lines. Whether it
     is one is decided from its first lines, before the run is scanned (a long run of event-like
     lines without frames costs one pass, not one pass per line)."""
-    head = "\n".join(line[:512] for line in lines[start:start + 4]).encode("utf-8", "surrogateescape")
+    head = "\n".join(_with_dso(line[:512]) for line in lines[start:start + 4]).encode("utf-8", "surrogateescape")
     if not perfscript.is_perf_script(head):
         return Miss(start + 1)
     index = start
@@ -165,7 +187,7 @@ def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
             break
         index += 1
     # The paste ends the last sample: perf script's reader wants the blank line that closes it.
-    chunk = "\n".join(lines[start:index]).encode("utf-8", "surrogateescape") + b"\n\n"
+    chunk = "\n".join(_with_dso(line) for line in lines[start:index]).encode("utf-8", "surrogateescape") + b"\n\n"
     profile = perfscript.read_profile(io.BytesIO(chunk))
     block = Block("perf-script", start, index)
     for record in profile:
