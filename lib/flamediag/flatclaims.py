@@ -229,8 +229,9 @@ def _claims(playbook: Playbook, leaf: str, identified_by: Sequence[str]) -> bool
     return leaf not in shared or not set(identified_by) <= shared
 
 
-def _claim(owners: List[Owner], leaf: str, single_purpose: bool):
-    able = [(w, by, p) for w, by, p in owners if single_purpose or _claims(p, leaf, by)]
+def _claim(owners: List[Owner], leaf: str, single_purpose: bool, leaf_weight: float = 0.0):
+    able = [(w, by, p) for w, by, p in owners
+            if single_purpose or (_claims(p, leaf, by) and _outweighs(p, leaf, w, leaf_weight))]
     if not able:
         return None
     if single_purpose and any(leaf in _names(p, p.signature["distinctive"]) for _, _, p in owners):
@@ -238,6 +239,28 @@ def _claim(owners: List[Owner], leaf: str, single_purpose: bool):
     best = able[0][0]
     tied = tuple(p.id for w, _, p in able if w >= best)          # the same listed frames: checks decide
     return Claim(tied, able[0][1], tuple(p.id for w, _, p in able if w < best))
+
+
+def _outweighs(playbook: Playbook, leaf: str, identified: float, leaf_weight: float) -> bool:
+    """`claims_min_ratio` (rule AF3), per claimed frame set: a path whose own work comes with its
+    locks (NUMA balancing's hinting faults and scans take the PTE and LRU locks they spin on) claims
+    a listed lock only when the frames that identified it weigh at least that fraction of the lock: a
+    NUMA scan at 1 % beside a lock at 34 % did not cause it. Other claims, and playbooks without it,
+    claim at any weight (a futex hash-bucket lock at 93 % beside `get_futex_key_refs` at 0.3 %:
+    waiting is the lock).
+
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> demo = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
+    ...     "patterns: [[lock]]\\n  claims: [lock]\\n  claims_min_ratio: {lock: 0.25}"), "demo.md")
+    >>> _outweighs(demo, "_raw_spin_lock", 8.0, 9.4), _outweighs(demo, "_raw_spin_lock", 1.5, 34.1)
+    (True, False)
+    >>> _outweighs(demo, "change_pte_range", 1.5, 34.1)
+    True
+    """
+    for element, ratio in (playbook.signature.get("claims_min_ratio") or {}).items():
+        if leaf in _names(playbook, [element]) and identified < ratio * leaf_weight:
+            return False
+    return True
 
 
 def unlisted_busy(profile: Profile) -> float:
@@ -284,7 +307,8 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
         comm = record.comm or ""
         if not owners.get(comm) or not record.frames or is_idle(record):
             continue
-        claim = _claim(owners[comm], identity(record.frames[-1].name), single[comm])
+        leaf = identity(record.frames[-1].name)
+        claim = _claim(owners[comm], leaf, single[comm], commands[comm].get(leaf, record.weight))
         if claim is not None:
             claims[id(record)] = claim
     return claims

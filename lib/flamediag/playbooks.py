@@ -39,7 +39,7 @@ SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
     "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
-    "children_gap": None,
+    "children_gap": None, "claims_min_ratio": None,
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
 CHECK_DEFAULTS = {"weight": 0.0, "against": 0.0, "else": None, "value": None, "kind": None}
@@ -259,6 +259,9 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
         if sig.get(key) and not (sig.get("claims") or sig.get("lock_frames")):
             raise PlaybookError(f"{where}: signature.{key} needs signature.claims or signature.lock_frames "
                                 f"(the lock frames whose direct caller is judged)")
+    for element in sig.get("claims_min_ratio") or {}:
+        if element not in (sig.get("claims") or []):
+            raise PlaybookError(f"{where}: signature.claims_min_ratio key '{element}' is not in signature.claims")
     for check in data.get("checks") or []:
         if check["op"] != "exists" and "value" not in check:
             raise PlaybookError(f"{where}: check on {check['fact']}: op '{check['op']}' needs a value")

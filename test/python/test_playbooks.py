@@ -63,6 +63,8 @@ MUTATIONS = {
     "sections out of order": lambda t: t.replace("## Mitigate", "## TMP", 1).replace("## Confirm by hand", "## Mitigate", 1).replace("## TMP", "## Confirm by hand", 1),
     "id not the file name": lambda t: t.replace("id: never-fires", "id: other", 1),
     "id with capitals": lambda t: t.replace("id: never-fires", "id: Never", 1),
+    # rule AF3 (realworld-probe-af case 1565): a claims_min_ratio names a claimed frame set
+    "claims_min_ratio on no claim": lambda t: t.replace("  min_share: 0.01", "  claims_min_ratio: {spinlock: 0.25}\n  min_share: 0.01", 1),
 }
 
 
