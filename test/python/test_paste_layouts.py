@@ -521,6 +521,32 @@ def test_tcp_retransmit_skb_tracepoint_events_without_stacks_are_retransmissions
         read_paste(probes)
 
 
+def test_rule_ad2_retransmissions_against_the_segment_counters_are_ordinary_loss_below_one_in_a_thousand():
+    """Rule AD2, motivated by probe AD case 1538 (nine tcpretrans lines on a web server that nstat
+    says sent 2.9 million segments): a retransmission listing beside the host's segment counters
+    (nstat TcpOutSegs / TcpRetransSegs, or netstat -s) is read and drawn, but below one retransmitted
+    segment in a thousand it is the ordinary loss of the paths and is not diagnosed. The look-alike:
+    the same listing beside counters at 2 % (probe AC case 1512's rate) stays a retransmission storm,
+    and a listing without the sent count keeps its old reading."""
+    rows = ("$ sudo /usr/share/bcc/tools/tcpretrans\n"
+            "TIME     PID    IP LADDR:LPORT          T> RADDR:RPORT          STATE\n"
+            "14:02:11 0      4  192.0.2.10:443       R> 198.51.100.23:53211  ESTABLISHED\n"
+            "14:02:27 0      4  192.0.2.10:443       R> 198.51.100.190:61008 ESTABLISHED\n")
+    rare = read_paste("$ nstat -az TcpOutSegs TcpRetransSegs\n#kernel\n"
+                      "TcpOutSegs                      2873190            0.0\n"
+                      "TcpRetransSegs                  9                  0.0\n\n" + rows)
+    assert rare.formats == ["bcc-tcpretrans"]
+    assert "9 of 2873190 segments sent" in rare.profile.not_cpu
+    old_netstat = read_paste(rows + "\n$ netstat -s | grep segments\n    48113902 segments send out\n"
+                                    "    2210 segments retransmited\n")
+    assert "2210 of 48113902" in old_netstat.profile.not_cpu
+    storm = read_paste("TcpOutSegs                      18811203           0.0\n"
+                       "TcpRetransSegs                  412093             0.0\n\n" + rows)
+    assert storm.profile.not_cpu is None
+    assert reading(storm) == {(("tcp_retransmit_skb",), "", None): 2.0}
+    assert read_paste(rows + "\n$ netstat -s | grep -i retrans\n    184211 segments retransmitted\n").profile.not_cpu is None
+
+
 def test_proc_softirqs_read_twice_is_a_window_of_per_cpu_deltas():
     """Rule O3, motivated by probe cases 1241 (all NIC queues on CPU 0: NET_RX grepped twice) and
     1254 (a healthy receiver whose profile has no CPU column): /proc/softirqs pasted twice is the
