@@ -151,9 +151,11 @@ def retransmit_rate(lines: Sequence[str]) -> Optional[Tuple[int, int]]:
     return (retransmitted, sent) if sent is not None and retransmitted is not None else None
 
 
-def rare_retransmits(block: Block, lines: Sequence[str]) -> None:
+def rare_retransmits(block: Block, *layouts: Sequence[str]) -> None:
     """Rule AD2: a retransmission listing beside counters saying fewer than one segment in a thousand
-    was retransmitted is ordinary loss: read, drawn, not diagnosed (Data quality says the rate).
+    was retransmitted is ordinary loss: read, drawn, not diagnosed (Data quality says the rate). The
+    counters are taken from the first layout of the paste that holds them whole (the one the stacks
+    chose, then the others: a mail-wrapped listing may have been joined with the rows above it).
 
     >>> block = Block("bcc-tcpretrans", 0, 1, stacks=[((Frame("tcp_retransmit_skb", "kernel"),), 1.0, "", None, None)])
     >>> rare_retransmits(block, ["TcpOutSegs  2873190  0.0", "TcpRetransSegs  9  0.0"]); block.not_cpu[:52]
@@ -162,7 +164,7 @@ def rare_retransmits(block: Block, lines: Sequence[str]) -> None:
     >>> block.not_cpu is None
     True
     """
-    rate = retransmit_rate(lines) if block.fmt in RETRANSMIT_LISTINGS else None
+    rate = next(filter(None, map(retransmit_rate, layouts)), None) if block.fmt in RETRANSMIT_LISTINGS else None
     if rate is None or rate[1] < MIN_SEGMENTS or rate[0] >= ORDINARY_LOSS * rate[1]:
         return
     block.not_cpu = (f"the TCP counters pasted beside them say {rate[0]} of {rate[1]} segments sent "
