@@ -175,6 +175,33 @@ def test_lock_taken_by_a_bpf_map_inside_net_rx_is_lock_contention_not_receive_wo
     assert match_playbook(books["nic-softirq"], prof).matched == 3
 
 
+def test_rule_ad1_bridge_fdb_and_ip_fragment_locks_inside_net_rx_are_lock_contention():
+    """Rule AD1 (realworld-probe-ad case 1523: a bridge learning hundreds of thousands of source MACs):
+    br_fdb_update takes the bridge-wide hash_lock to learn an address, and the IP fragment queues'
+    hash and LRU list are shared the same way (case 1521); spinning there inside NET_RX is contention
+    on that shared state (rule A9), not one CPU's receive work. The look-alike: the same bridge path
+    without a lock leaf (the FDB lookup's own time) stays the receive work of nic-softirq."""
+    books = {b.id: b for b in load_all()}
+    rx = "ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;" \
+         "ixgbe_clean_rx_irq;napi_gro_receive;__netif_receive_skb_core;br_handle_frame;br_handle_frame_finish;"
+    prof = profile((rx + "br_fdb_update;_raw_spin_lock;queued_spin_lock_slowpath", 38, {"comm": "ksoftirqd/3"}),
+                   (rx + "br_fdb_update;fdb_find_rcu", 7, {"comm": "ksoftirqd/3"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 38
+    assert match_playbook(books["nic-softirq"], prof).matched == 7
+    frag = "ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq;" \
+           "__netif_receive_skb;ip_rcv;ip_local_deliver;ip_defrag;"
+    prof = profile((frag + "inet_frag_find;_raw_read_lock", 10, {"comm": "ksoftirqd/5"}),
+                   (frag + "ip_frag_queue;_raw_spin_lock", 40, {"comm": "ksoftirqd/5"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 50
+    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    # the look-alike: bridge forwarding on one CPU whose FDB lookups are the hottest frames, no lock
+    alone = profile((rx + "br_fdb_update;fdb_find_rcu", 20, {"comm": "ksoftirqd/3"}),
+                    (rx + "br_forward;__br_forward;br_dev_queue_push_xmit;ixgbe_xmit_frame_ring", 10,
+                     {"comm": "ksoftirqd/3"}))
+    assert match_playbook(books["spinlock-contention"], alone).matched == 0
+    assert match_playbook(books["nic-softirq"], alone).matched == 30
+
+
 def test_a_kernel_threads_function_names_a_stack_without_a_command():
     """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
     Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook

@@ -521,6 +521,60 @@ def test_tcp_retransmit_skb_tracepoint_events_without_stacks_are_retransmissions
         read_paste(probes)
 
 
+def test_rule_ad2_retransmissions_against_the_segment_counters_are_ordinary_loss_below_one_in_a_thousand():
+    """Rule AD2, motivated by probe AD case 1538 (nine tcpretrans lines on a web server that nstat
+    says sent 2.9 million segments): a retransmission listing beside the host's segment counters
+    (nstat TcpOutSegs / TcpRetransSegs, or netstat -s) is read and drawn, but below one retransmitted
+    segment in a thousand it is the ordinary loss of the paths and is not diagnosed. The look-alike:
+    the same listing beside counters at 2 % (probe AC case 1512's rate) stays a retransmission storm,
+    and a listing without the sent count keeps its old reading."""
+    rows = ("$ sudo /usr/share/bcc/tools/tcpretrans\n"
+            "TIME     PID    IP LADDR:LPORT          T> RADDR:RPORT          STATE\n"
+            "14:02:11 0      4  192.0.2.10:443       R> 198.51.100.23:53211  ESTABLISHED\n"
+            "14:02:27 0      4  192.0.2.10:443       R> 198.51.100.190:61008 ESTABLISHED\n")
+    rare = read_paste("$ nstat -az TcpOutSegs TcpRetransSegs\n#kernel\n"
+                      "TcpOutSegs                      2873190            0.0\n"
+                      "TcpRetransSegs                  9                  0.0\n\n" + rows)
+    assert rare.formats == ["bcc-tcpretrans"]
+    assert "9 of 2873190 segments sent" in rare.profile.not_cpu
+    old_netstat = read_paste(rows + "\n$ netstat -s | grep segments\n    48113902 segments send out\n"
+                                    "    2210 segments retransmited\n")
+    assert "2210 of 48113902" in old_netstat.profile.not_cpu
+    storm = read_paste("TcpOutSegs                      18811203           0.0\n"
+                       "TcpRetransSegs                  412093             0.0\n\n" + rows)
+    assert storm.profile.not_cpu is None
+    assert reading(storm) == {(("tcp_retransmit_skb",), "", None): 2.0}
+    assert read_paste(rows + "\n$ netstat -s | grep -i retrans\n    184211 segments retransmitted\n").profile.not_cpu is None
+
+
+def test_rule_ad3_a_few_interrupt_event_lines_beside_a_sampled_profile_are_an_excerpt():
+    """Rule AD3, motivated by probe AD case 1526 (eight trace_pipe lines of a GPIO interrupt above a
+    `perf top -C 0` of 38K samples): fewer than ten interrupt event lines are pasted to show which
+    line fires, like a few perf script samples (an illustration): the sampled profile beside them is
+    diagnosed. The look-alike: a trace of more events keeps its place ahead of a flat listing, and
+    the few lines alone are still read."""
+    def events(count):
+        out = []
+        for n in range(count // 2):
+            ts = 4721.118203 + n * 0.000030
+            out.append(f"          <idle>-0       [000] d.h1  {ts:.6f}: irq_handler_entry: irq=7 name=pinctrl_amd")
+            out.append(f"          <idle>-0       [000] d.h1  {ts + 0.000004:.6f}: irq_handler_exit: irq=7 ret=handled")
+        return "\n".join(out) + "\n"
+    top = ("\n# perf top -C 0\n"
+           "Samples: 38K of event 'cycles', 4000 Hz, Event count (approx.): 14219011874 lost: 0/0 drop: 0/0\n"
+           "Overhead  Shared Object       Symbol\n"
+           "  22.16%  [kernel]            [k] amd_gpio_irq_handler\n"
+           "   5.06%  [kernel]            [k] __handle_irq_event_percpu\n"
+           "   2.98%  [kernel]            [k] handle_fasteoi_irq\n"
+           "   2.44%  [kernel]            [k] common_interrupt\n")
+    few = read_paste(events(8) + top)
+    assert few.profile.source_format == "perf-top"
+    assert any(note.startswith("left out 1 event excerpt of fewer than 10 events") for note in few.notes)
+    many = read_paste(events(24) + top)
+    assert many.profile.source_format == "irq-events"
+    assert read_paste(events(8)).profile.source_format == "irq-events"
+
+
 def test_proc_softirqs_read_twice_is_a_window_of_per_cpu_deltas():
     """Rule O3, motivated by probe cases 1241 (all NIC queues on CPU 0: NET_RX grepped twice) and
     1254 (a healthy receiver whose profile has no CPU column): /proc/softirqs pasted twice is the

@@ -174,6 +174,7 @@ def read_paste(text: str) -> PasteResult:
     thread = next((t for t in map(_busy_task_row, [lines, *others]) if t), None)
     for block in blocks:
         _look_above(block, lines)
+        tcpretrans.rare_retransmits(block, lines, *others)
         if thread is not None:
             _kernel_entries_of(block, thread)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)

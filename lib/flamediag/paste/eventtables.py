@@ -351,6 +351,7 @@ def _read_irq_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     if short:
         block.notes.append(f"left out the softirq events: the trace spans {span:.0f} us, and one softirq pass may "
                            "run 2 ms, so a trace this short cannot show a CPU saturated by softirqs")
+    block.events = events
     if span > 0:
         block.whole = _whole(block, span)
     else:

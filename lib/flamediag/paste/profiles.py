@@ -66,10 +66,14 @@ class PasteProfile:
 
     @property
     def illustration(self) -> bool:
-        """A few samples pasted to show what a stack looks like, not a profile of the window."""
+        """A few samples pasted to show what a stack looks like, not a profile of the window; or a few
+        lines of an event trace (interrupt events: rule AD3), pasted to show which events fire."""
         counted = [b for b in self.blocks if b.unit == "samples"]
-        return bool(counted) and len(counted) == len(self.blocks) and \
-            sum(w for b in counted for _f, w, *_ in b.stacks) < ILLUSTRATION_SAMPLES
+        if counted and len(counted) == len(self.blocks):
+            return sum(w for b in counted for _f, w, *_ in b.stacks) < ILLUSTRATION_SAMPLES
+        traced = [b for b in self.blocks if b.events is not None]
+        return bool(traced) and len(traced) == len(self.blocks) and \
+            sum(b.events or 0 for b in traced) < ILLUSTRATION_SAMPLES
 
     @property
     def samples(self) -> Optional[int]:
@@ -206,7 +210,9 @@ def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[s
     notes: List[str] = []
     shown = [p for p in left if p.illustration and not chosen.illustration]
     if shown:
-        notes.append(f"left out {plural(len(shown), 'sample excerpt')} of fewer than {ILLUSTRATION_SAMPLES} samples "
+        events = all(b.events is not None for p in shown for b in p.blocks)
+        notes.append(f"left out {plural(len(shown), 'event excerpt' if events else 'sample excerpt')} of fewer than "
+                     f"{ILLUSTRATION_SAMPLES} {'events' if events else 'samples'} "
                      f"({', '.join(p.describe() for p in shown)}): the pasted profile covers the window")
     waits = [p for p in left if p.lock_waits and not chosen.lock_waits and p not in shown]
     if waits:

@@ -65,11 +65,27 @@ time nor as retransmissions (rule V2 of doc/accuracy.md).
     ...     "   201.331 :0/0 tcp:tcp_retransmit_skb(skbaddr: 0xffff9f1c3b1e6e00, sport: 38812, dport: 443)",
     ...     "   203.004 sshd/881 tcp:tcp_retransmit_skb:skbaddr=0xffff9f1c58a0b200 sport=22 dport=50122"], 0).stacks]
     [('tcp_retransmit_skb', 'java', None), ('tcp_retransmit_skb', '<idle>', None), ('tcp_retransmit_skb', 'sshd', None)]
+
+A listing of retransmissions says they happened, not how often against what was sent: every path
+loses a segment now and then. When the paste also holds the host's TCP segment counters (`nstat`
+rows `TcpOutSegs` / `TcpRetransSegs`, or `netstat -s` lines `N segments sent out` / `N segments
+retransmitted`, net-tools before 2.10 spelling them `send out` / `retransmited`), they give the
+retransmission rate (rule AD2): below one segment in a thousand (`ORDINARY_LOSS`, over at least
+`MIN_SEGMENTS` sent) the listed retransmissions are the ordinary loss of the paths, not a storm, and
+the listing is read and drawn but not diagnosed (`rare_retransmits`).
+
+    >>> retransmit_rate(["TcpOutSegs                      2873190            0.0",
+    ...                  "TcpRetransSegs                  9                  0.0"])
+    (9, 2873190)
+    >>> retransmit_rate(["    18811203 segments sent out", "    412093 segments retransmitted"])
+    (412093, 18811203)
+    >>> retransmit_rate(["    184211 segments retransmitted"]) is None
+    True
 """
 from __future__ import annotations
 
 import re
-from typing import Sequence, Union
+from typing import Optional, Sequence, Tuple, Union
 
 from ..profile import Frame
 from .common import ELISION, Block, Miss, finish, plural
@@ -102,6 +118,58 @@ DROP_FRAME = re.compile(r"^\s+(?:(?:0x)?[0-9a-f]{8,16}\s+)?(?P<sym>[A-Za-z_.][\w
                         r"(?:/0x[0-9a-f]+)?\s*$")
 DROP_NOT_CPU = ("these are TCP segments the kernel dropped (tcpdrop traces tcp_drop / kfree_skb): one stack per "
                 "drop, counted events, neither CPU time nor retransmissions")
+
+
+# the host's TCP segment counters: nstat rows (absolute with -a, increments since the last call without)
+# and netstat -s lines (net-tools before 2.10: `segments send out`, `segments retransmited`)
+NSTAT = re.compile(r"^\s*(?P<name>TcpOutSegs|TcpRetransSegs)\s+(?P<value>\d+)(?:\s+\d+(?:[.,]\d+)?)?\s*$")
+NETSTAT = re.compile(r"^\s*(?P<value>\d+)\s+segments\s+(?P<what>sen[dt]\s+out|retransmit+ed)\s*$")
+# one segment in a thousand: below it the loss of any path costs a flow little (throughput goes with
+# 1/sqrt(loss)) and the retransmissions a listing shows are that ordinary loss, not a storm
+ORDINARY_LOSS = 0.001
+MIN_SEGMENTS = 10000
+RETRANSMIT_LISTINGS = ("bcc-tcpretrans", "tcp-retransmit-events")
+
+
+def retransmit_rate(lines: Sequence[str]) -> Optional[Tuple[int, int]]:
+    """(segments retransmitted, segments sent) of the last counters the paste holds, or None."""
+    sent = retransmitted = None
+    for line in lines:
+        row = NSTAT.match(line)
+        if row:
+            if row["name"] == "TcpOutSegs":
+                sent = int(row["value"])
+            else:
+                retransmitted = int(row["value"])
+            continue
+        row = NETSTAT.match(line)
+        if row:
+            if row["what"].startswith("sen"):
+                sent = int(row["value"])
+            else:
+                retransmitted = int(row["value"])
+    return (retransmitted, sent) if sent is not None and retransmitted is not None else None
+
+
+def rare_retransmits(block: Block, *layouts: Sequence[str]) -> None:
+    """Rule AD2: a retransmission listing beside counters saying fewer than one segment in a thousand
+    was retransmitted is ordinary loss: read, drawn, not diagnosed (Data quality says the rate). The
+    counters are taken from the first layout of the paste that holds them whole (the one the stacks
+    chose, then the others: a mail-wrapped listing may have been joined with the rows above it).
+
+    >>> block = Block("bcc-tcpretrans", 0, 1, stacks=[((Frame("tcp_retransmit_skb", "kernel"),), 1.0, "", None, None)])
+    >>> rare_retransmits(block, ["TcpOutSegs  2873190  0.0", "TcpRetransSegs  9  0.0"]); block.not_cpu[:52]
+    'the TCP counters pasted beside them say 9 of 2873190'
+    >>> block.not_cpu = None; rare_retransmits(block, ["TcpOutSegs  18811203  0.0", "TcpRetransSegs  412093  0.0"])
+    >>> block.not_cpu is None
+    True
+    """
+    rate = next(filter(None, map(retransmit_rate, layouts)), None) if block.fmt in RETRANSMIT_LISTINGS else None
+    if rate is None or rate[1] < MIN_SEGMENTS or rate[0] >= ORDINARY_LOSS * rate[1]:
+        return
+    block.not_cpu = (f"the TCP counters pasted beside them say {rate[0]} of {rate[1]} segments sent "
+                     f"({100.0 * rate[0] / rate[1]:.4f} %) were retransmitted: fewer than one in a thousand, "
+                     "the ordinary loss of the paths, not a retransmission storm")
 
 
 def starts_tcpretrans(line: str) -> bool:
