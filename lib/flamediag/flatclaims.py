@@ -211,11 +211,14 @@ def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
             found.append((weight + extra, by + beside, playbook))
     if not found and WORKER.match(comm):
         # a kernel worker runs worker_thread -> process_one_work and nothing else, frames with no
-        # self time that a `--no-children` listing never shows: its name stands for them
+        # self time that a `--no-children` listing never shows: its name stands for them. Its entries
+        # are then the work's (rule F5), so an exclude pattern listed beside them takes it only when
+        # it weighs at least a quarter of them, as for identified paths (rules U2, AG4)
         implied = {name: 0.0 for name in WORKER_LOOP}
+        entries = sum(weights.values())
         for playbook in (p for p in playbooks if _runs_as(p, comm)):
             weight, by = _identifiers(playbook, implied)
-            if by and not _excluded(playbook, listed):
+            if by and not _excluded(playbook, listed, weights, entries, named):
                 found.append((0.0, (f"{comm}{STANDS_FOR}{by[0]}",), playbook))
     return sorted(found, key=lambda item: (-item[0], item[2].id))
 

@@ -730,3 +730,24 @@ def test_rule_ae2_cpupower_governor_line_cut_by_mail_wrap_probe_ae_1557():
         assert sections.get("cpufreq") == "cpu0: driver=intel_pstate governor=powersave"
     sections, _ = find_sections(['The governor "performance" may be better here'])
     assert "cpufreq" not in sections
+# --- rule AG3: the workqueue's CPU-hog reports are counts, not CPU time (realworld-probe-ag case 1584) ---
+
+def test_workqueue_hogged_cpu_reports_are_read_not_diagnosed_rule_ag3():
+    """`workqueue: FUNC hogged CPU for >10000us N times, consider switching to WQ_UNBOUND` (6.5+)
+    repeats a running count per work function, with any log prefix and a module after the name:
+    each function is read once with its last count, and the block is not CPU time
+    (realworld-probe-ag case 1584, a dmesg holding only these hints)."""
+    result = paste("hand-dmesg-workqueue-hogged-cpu-reports-only-none.txt")
+    assert result.formats == ["workqueue-cpu-hog-report"]
+    assert sorted((names[-1], weight) for names, weight in stacks(result)) == [("gc_worker", 16.0),
+                                                                              ("vmstat_update", 8.0)]
+    assert all(names[:2] == ("worker_thread", "process_one_work") for names, _ in stacks(result))
+    assert result.profile.not_cpu and "WQ_UNBOUND" not in result.profile.not_cpu
+
+
+def test_workqueue_hog_report_tail_wrapped_away_is_still_read_rule_ag3():
+    """A mail client wrapping the line after `times` leaves the count on the first line: still read."""
+    result = read_paste("[ 12.0] workqueue: vmstat_shepherd hogged CPU for >10000us 4 times,\n"
+                        "consider switching to WQ_UNBOUND\n")
+    assert [(names[-1], weight) for names, weight in stacks(result)] == [("vmstat_shepherd", 4.0)]
+    assert result.profile.not_cpu

@@ -36,6 +36,26 @@ reads as the stack worker_thread -> process_one_work -> <function> of that kwork
 weights count work items started, not CPU time: the block names the hottest work function, and is
 read, drawn, and not diagnosed.
 
+The workqueue's own report of CPU-hogging work items (6.5+, CONFIG_WQ_CPU_INTENSIVE_REPORT), kernel
+log lines with any log prefix:
+
+    [   12.004512] workqueue: drm_fb_helper_damage_work hogged CPU for >10000us 4 times, consider switching to WQ_UNBOUND
+    [   19.027716] workqueue: drm_fb_helper_damage_work hogged CPU for >10000us 16 times, consider switching to WQ_UNBOUND
+
+A per-CPU work item that runs longer than wq_cpu_intensive_thresh_us (10 ms by default) without
+sleeping is marked CPU-intensive and counted; the line is printed again at growing intervals (each
+doubling on 6.5), so the last count of a function is how many of its runs were long. Each function
+reads as worker_thread -> process_one_work -> <function> weighted by that count: how often one work
+item ran long, a hint to its driver to use an unbound workqueue, not what share of the CPUs the
+workers took.
+Read, drawn, and not diagnosed (rule AG3 of doc/accuracy.md).
+
+    >>> block = read_ftrace(["[ 12.0] workqueue: vmstat_shepherd hogged CPU for >10000us 4 times, consider "
+    ...     "switching to WQ_UNBOUND", "[ 19.0] workqueue: vmstat_shepherd hogged CPU for >10000us 8 times, consider "
+    ...     "switching to WQ_UNBOUND"], 0)
+    >>> [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks], bool(block.not_cpu)
+    ([(('worker_thread', 'process_one_work', 'vmstat_shepherd'), 8.0)], True)
+
 bcc `criticalstat` (the preemptirq tracepoints: sections run with interrupts or preemption off for
 longer than a threshold), one record per section, the stack where it ended:
 
@@ -63,7 +83,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from ..kernelnames import normalize
 from ..offcpu import SWITCH_LEAVES
@@ -86,6 +106,13 @@ WQ_EVENT = re.compile(r"^\s*(?P<comm>\S.*?)[-\s]+(?P<pid>\d+)\s+(?:\(\s*\d+\)\s+
                       r"function\s*=?\s*(?P<fn>[A-Za-z_][\w.$]*)")
 WQ_NOT_CPU = ("these are workqueue_execute_start events: one per work item a kworker started, counts of work "
               "items, not CPU samples")
+# the workqueue's CPU-intensive report (6.5+): `workqueue: FUNC hogged CPU for >10000us N times, consider
+# switching to WQ_UNBOUND` (the tail may be cut or wrapped away)
+WQ_HOG = re.compile(r"\bworkqueue:\s+(?P<fn>[A-Za-z_][\w.$]*)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?:\s+\[[\w-]+\])?\s+"
+                    r"hogged\s+CPU\s+for\s+>\s*\d+\s*us\s+(?P<count>\d+)\s+times\b")
+WQ_HOG_NOT_CPU = ("these are the workqueue's reports of CPU-hogging work items (workqueue: ... hogged CPU): how many "
+                  "runs of each work function kept a CPU longer than wq_cpu_intensive_thresh_us without sleeping, "
+                  "a hint to use an unbound workqueue, not CPU samples")
 NOT_CPU = ("this is an ftrace function_graph trace: durations of the traced calls (wall-clock time, including "
            "time asleep), not CPU samples")
 
@@ -103,7 +130,7 @@ def starts_ftrace(line: str) -> bool:
     if "critical section" in line or "Total Time:" in line:
         return bool(CRITICAL_FIND.match(line) or CRITICAL_TASK.match(line))
     return bool(("execute_start" in line and WQ_EVENT.match(line)) or ("=>" in line and ARROW.match(line)) or line.startswith("# tracer: function_graph")
-                or ("|" in line and _graph_line(line)))
+                or ("|" in line and _graph_line(line)) or ("hogged" in line and WQ_HOG.search(line)))
 
 
 def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
@@ -113,6 +140,8 @@ def read_ftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_stacks(lines, start)
     if WQ_EVENT.match(lines[start]):
         return _read_workqueue_events(lines, start)
+    if WQ_HOG.search(lines[start]):
+        return _read_workqueue_hogs(lines, start)
     return _read_graph(lines, start)
 
 
@@ -192,6 +221,25 @@ def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Mis
         index += 1
     return finish(block, start, index, f"read workqueue_execute_start events: {plural(len(block.stacks), 'work item')}, "
                   "each as worker_thread -> process_one_work -> its work function")
+
+
+def _read_workqueue_hogs(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("workqueue-cpu-hog-report", start, start, unit="events", not_cpu=WQ_HOG_NOT_CPU)
+    counts: Dict[str, int] = {}
+    index = start
+    while index < len(lines):
+        found = WQ_HOG.search(lines[index])
+        if found:
+            name = normalize(found["fn"])
+            counts[name] = max(counts.get(name, 0), int(found["count"]))   # each report repeats the running count
+        elif not (not lines[index].strip() or ELISION.match(lines[index])):
+            break
+        index += 1
+    for name, count in counts.items():
+        frames = (Frame("worker_thread", "kernel"), Frame("process_one_work", "kernel"), Frame(name, "kernel"))
+        block.stacks.append((frames, float(count), "", None, None))
+    return finish(block, start, index, f"read the workqueue's CPU-hog reports: {plural(len(block.stacks), 'work function')}, "
+                  "each weighted by its count of long runs (not CPU samples)")
 
 
 # --- bcc criticalstat ---------------------------------------------------------------------------
