@@ -202,6 +202,56 @@ def test_rule_ad1_bridge_fdb_and_ip_fragment_locks_inside_net_rx_are_lock_conten
     assert match_playbook(books["nic-softirq"], alone).matched == 30
 
 
+def test_rule_aj1_netfilter_set_match_target_and_tc_action_locks_inside_net_rx_are_lock_contention():
+    """Rule AJ1 (realworld-probe-aj case 1648: an iptables SET target adding every source to an ipset
+    hash:ip set on 3.10): ip_set_add writes and ip_set_test reads the set under one rwlock that every
+    CPU's receive softirq takes, like the conntrack table (rule A9); spinning there inside NET_RX is
+    contention on that set, not one CPU's receive work. So is a tc police action's tcf_lock (case
+    1659's lock, here under a full receive chain). The look-alike: the same set match without a lock
+    leaf (the hash lookup's own time) stays the receive work of nic-softirq."""
+    books = {b.id: b for b in load_all()}
+    rx = "ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;" \
+         "ixgbe_clean_rx_irq;napi_gro_receive;__netif_receive_skb_core;ip_rcv;nf_hook_slow;nf_iterate;" \
+         "iptable_filter_hook;ipt_do_table;"
+    prof = profile((rx + "set_target_v3;ip_set_add;_raw_write_lock_bh;__write_lock_failed", 40, {"comm": "ksoftirqd/5"}),
+                   (rx + "set_match_v3;ip_set_test;_raw_read_lock_bh;__read_lock_failed", 20, {"comm": "ksoftirqd/5"}),
+                   (rx + "set_match_v3;ip_set_test;hash_ip4_test", 6, {"comm": "ksoftirqd/5"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 60
+    assert match_playbook(books["nic-softirq"], prof).matched == 6
+    police = "ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;mlx5e_napi_poll;mlx5e_poll_rx_cq;" \
+             "napi_gro_receive;__netif_receive_skb_core;tcf_classify;mall_classify;tcf_action_exec;tcf_police_act;"
+    prof = profile((police + "_raw_spin_lock;native_queued_spin_lock_slowpath", 50, {"comm": "ksoftirqd/9"}))
+    assert match_playbook(books["spinlock-contention"], prof).matched == 50
+    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    # the look-alike: a receive CPU whose set lookups are the hottest frames, no lock spun on
+    alone = profile((rx + "set_match_v3;ip_set_test;hash_ip4_test", 25, {"comm": "ksoftirqd/5"}),
+                    (rx.rstrip(";"), 10, {"comm": "ksoftirqd/5"}))
+    assert match_playbook(books["spinlock-contention"], alone).matched == 0
+    assert match_playbook(books["nic-softirq"], alone).matched == 35
+
+
+def test_rule_aj2_nat_port_clash_search_inside_net_rx_is_not_receive_work():
+    """Rule AJ2 (realworld-probe-aj case 1657: a soft lockup of ksoftirqd in NAT's port search on a
+    masquerading gateway): nf_nat_l4proto_unique_tuple loops over the port range with one conntrack
+    tuple lookup per port tried; time inside that loop is the NAT configuration's cost, not one CPU's
+    receive work, so nic-softirq leaves it. The look-alike: the same gateway's receive path that sets
+    up NAT for a new connection without searching (get_unique_tuple's first choice is free) stays
+    nic-softirq's."""
+    books = {b.id: b for b in load_all()}
+    rx = "ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;" \
+         "ixgbe_clean_rx_irq;napi_gro_receive;netif_receive_skb_internal;__netif_receive_skb_one_core;ip_rcv;" \
+         "ip_forward;ip_output;nf_hook_slow;nf_nat_ipv4_out;nf_nat_ipv4_fn;ipt_do_table;masquerade_tg;" \
+         "nf_nat_masquerade_ipv4;nf_nat_setup_info;get_unique_tuple;"
+    prof = profile((rx + "tcp_unique_tuple;nf_nat_l4proto_unique_tuple;nf_nat_used_tuple;nf_conntrack_tuple_taken",
+                    30, {"comm": "ksoftirqd/6"}))
+    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    # the look-alike: the first choice of tuple is free, no search loop: receive work on that CPU
+    plain = profile((rx + "nf_nat_used_tuple;nf_conntrack_tuple_taken", 12, {"comm": "ksoftirqd/6"}),
+                    (rx.split("ip_rcv;")[0] + "ip_rcv;ip_forward;ip_output;ixgbe_xmit_frame_ring", 18,
+                     {"comm": "ksoftirqd/6"}))
+    assert match_playbook(books["nic-softirq"], plain).matched == 30
+
+
 def test_a_kernel_threads_function_names_a_stack_without_a_command():
     """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
     Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook
