@@ -120,7 +120,8 @@ realworld-probe-w|probe set W (non-English sources);\
 realworld-probe-x|probe set X (fix commits of older kernels, projects next to the kernel);\
 realworld-probe-ac|probe set AC (distribution trackers, kernels 5.14-6.12);\
 realworld-probe-ae|probe set AE (GitHub and GitLab issues of projects, kernels 4.9-6.4);\
-realworld-probe-ag|probe set AG (healthy profiles, out-of-catalog costs)
+realworld-probe-ag|probe set AG (healthy profiles, out-of-catalog costs);\
+realworld-probe-ak|probe set AK (ticket-system and chat-tool layouts)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)

@@ -683,3 +683,82 @@ def test_rule_n4_s390_psw_paren_frame_and_last_breaking_event_probe_n_1222():
     assert (comm, cpu) == ("java", 2)
     assert names[-2:] == ("free_pcppages_bulk", "arch_spin_lock_wait")
     assert names.count("arch_spin_lock_wait") == 1
+
+
+# --- rules AK1-AK2: what ticket systems and chat tools leave around a paste ----------------------
+AK_FLAT = """# Samples: 240K of event 'cycles'
+#
+# Overhead  Command      Shared Object      Symbol
+# ........  ...........  .................  ..............................
+#
+    47.36%  purge_worker  [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+     6.12%  purge_worker  [kernel.kallsyms]  [k] ext4_orphan_add
+     5.48%  purge_worker  [kernel.kallsyms]  [k] ext4_orphan_del
+     1.44%  purge_worker  libc-2.17.so       [.] __GI___libc_unlink"""
+AK_ROWS = [line.split() for line in AK_FLAT.split("\n")[5:]]
+AK_UNCOUNTED = "\n".join(AK_FLAT.split("\n")[2:])     # a table carries no `# Samples:` line
+
+
+def _ak_leaves(text):
+    result = read_paste(text)
+    assert result.formats == ["perf-report-flat"], result.formats
+    return {name: round(weight, 2) for name, weight in leaf_weights(result).items()}
+
+
+def test_rule_ak1_html_table_rows_are_columns_probe_ak_1664_1678():
+    """Rule AK1, motivated by probe AK cases 1664 and 1678 (a flat report in a Confluence page's
+    HTML table): a `<tr>` is a row, its `<td>`/`<th>` cells two spaces apart, as a Markdown table."""
+    head = "<tr><th class=\"confluenceTh\">Overhead</th><th>Command</th><th>Shared&nbsp;Object</th><th>Symbol</th></tr>"
+    rows = "".join(f"<tr><td class=\"confluenceTd\">{p}</td><td>{c}</td><td>{d}</td><td>{k} {s}</td></tr>\n"
+                   for p, c, d, k, s in AK_ROWS)
+    html = f"<p>Profile:</p>\n<table class=\"confluenceTable\"><tbody>\n{head}\n{rows}</tbody></table>\n"
+    assert _ak_leaves(html) == _ak_leaves(AK_UNCOUNTED)
+
+
+def test_rule_ak1_jira_table_and_inline_markup_probe_ak_1665_1672():
+    """Rule AK1, motivated by probe AK cases 1665 (perf top as a Jira `||header||` table) and 1672
+    (rows coloured with `{color:red}...{color}` inside `{code:java}`): the markup is not output."""
+    table = "h4. perf\n\n||Overhead||Command||Shared Object||Symbol||\n" + "\n".join(
+        f"|{p}|{c}|{d}|{k} {s}|" for p, c, d, k, s in AK_ROWS) + "\n\nThe box has free memory.\n"
+    assert _ak_leaves(table) == _ak_leaves(AK_UNCOUNTED)
+    lines = AK_FLAT.split("\n")
+    coloured = "{code:java}\n" + "\n".join(lines[:5] + ["{color:red}" + lines[5] + "{color}"] + lines[6:]) + "\n{code}"
+    assert _ak_leaves(coloured) == _ak_leaves(AK_FLAT)
+
+
+@pytest.mark.parametrize("gutter", [
+    lambda n: f"{n:6d}\t",                 # cat -n, nl
+    lambda n: f"{n}.".ljust(4),            # a pastebin's numbered view
+    lambda n: f"{n:4d}   \u2502 ",         # bat
+])
+def test_rule_ak2_line_number_gutters_probe_ak_1663_1673_1674(gutter):
+    """Rule AK2, motivated by probe AK cases 1663 (`cat -n`), 1673 (a pastebin's `12.` rows) and
+    1674 (`bat`): consecutive line numbers in front of every line are a gutter, not a column."""
+    numbered = "\n".join(gutter(8 + index) + line for index, line in enumerate(AK_FLAT.split("\n")))
+    assert _ak_leaves(numbered) == _ak_leaves(AK_FLAT)
+
+
+def test_rule_ak2_chat_log_prefixes_probe_ak_1662():
+    """Rule AK2, motivated by probe AK case 1662 (an IRC log: `[14:02:19] <nick> ` before every row)."""
+    chat = "[14:02:11] <mh> here it is\n" + "\n".join(f"[14:02:19] <mh> {line}" for line in AK_FLAT.split("\n"))
+    assert _ak_leaves(chat) == _ak_leaves(AK_FLAT)
+
+
+def test_rule_ak2_look_alikes_keep_their_numbers_and_markers():
+    """Rule AK2's look-alikes: `/proc/interrupts` rows (`0:`), a short numbered run, a count column
+    that only happens to grow, and the kernel's `<IRQ>` markers after a time stamp stay as they are."""
+    from flamediag.paste.unwrap import unwrap
+    interrupts = ["  0:         36   IO-APIC   2-edge      timer", "  1:          9   IO-APIC   1-edge      i8042",
+                  "  2:          0   XT-PIC    cascade", "  3:          0   IO-APIC   3-edge", "  4:       1208   IO-APIC   4-edge  ttyS0"]
+    assert unwrap("\n".join(interrupts)) == interrupts
+    short = ["1. perf record -a", "2. perf report", "3. read the top", "4. fix it"]
+    assert unwrap("\n".join(short)) == short
+    counts = ["     3 kworker/0:1", "     9 kswapd0", "    14 java", "    20 sshd", "    31 java"]
+    assert unwrap("\n".join(counts)) == counts
+    cpus = ["CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE"] + [f"  {n}    0      0    {n} {n}:{n}:{n}:0          yes" for n in range(6)]
+    assert unwrap("\n".join(cpus)) == cpus
+    ps = ["  PID TTY          TIME CMD"] + [f"{n:5d} ?        00:00:0{n} {c}" for n, c in
+                                             enumerate(["systemd", "kthreadd", "rcu_gp", "rcu_par_gp", "kworker/0:0H"], 1)]
+    assert unwrap("\n".join(ps)) == ps
+    trace = ["[12:01:02] <IRQ>", "[12:01:02]  net_rx_action+0x1a/0x40", "[12:01:02] <EOI>", "[12:01:02] <TASK>"]
+    assert unwrap("\n".join(trace)) == trace

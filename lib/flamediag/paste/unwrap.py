@@ -26,17 +26,19 @@ from __future__ import annotations
 import html
 import textwrap
 import re
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from .rewrap import looks_cut, rejoin, rejoin_words
 
-_HTML_HINT = re.compile(r"<br\s*/?>|</?(?:pre|code|p|div|span|tt)\b|&(?:lt|gt|amp|nbsp|quot|#\d+);", re.I)
+_HTML_HINT = re.compile(r"<br\s*/?>|</?(?:pre|code|p|div|span|tt|table|tr|td|th)\b|&(?:lt|gt|amp|nbsp|quot|#\d+);", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?>|</?(?:p|div)(?:\s[^<>]*)?>", re.I)
 # Only formatting tags: `<IRQ>`, `<EOI>`, `<TASK>` are kernel trace markers and must survive.
 _FORMAT_TAG = re.compile(r"</?(?:pre|code|span|tt|b|i|em|strong|font|blockquote)(?:\s[^<>]*)?>", re.I)
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
-_PIPE = re.compile(r"^[ \t]{0,3}\|(?: |$)")
-_MARKER = re.compile(r"[ \t]{0,3}[|>](?: |$)")
+# A quote marker's margin is up to three spaces; a tab is a column of 8, the indentation of the
+# output itself (a call graph's rails saved with tabs, `\t\t|`), never a margin (rule AK2).
+_PIPE = re.compile(r"^ {0,3}\|(?: |$)")
+_MARKER = re.compile(r" {0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
 # a row that starts with a number (a column percentage or count), a tool's header or rule, a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
@@ -45,6 +47,23 @@ _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
 _TABLE_DELIMITER = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+# An HTML table exported by a wiki or a ticket system (Confluence, ServiceNow): a row per `<tr>`, its
+# cells two spaces apart, as `_untable` lays out a Markdown table (rule AK1).
+_HTML_ROW = re.compile(r"</?tr(?:\s[^<>]*)?>", re.I)
+_HTML_CELL = re.compile(r"<t[dh](?:\s[^<>]*)?>", re.I)
+_HTML_TABLE_TAG = re.compile(r"</t[dh]>|</?(?:table|tbody|thead|tfoot|colgroup|col|caption)(?:\s[^<>]*)?/?>", re.I)
+# Jira wiki markup around pasted output: `{color:red}...{color}` on a row, `{code:java}`, `{noformat}`,
+# `{quote}`, `{panel:title=x}` (rule AK1); a Jira table's header row separates its cells with `||`.
+_JIRA_MACRO = re.compile(r"\{(?:color|code|noformat|quote|panel)(?::[^{}\n]*)?\}")
+_JIRA_HEADER = re.compile(r"^\s*\|\|.*\|\|\s*$")
+# A chat log's line prefix: IRC and Matrix bridges (`[14:02:19] <nick> `, `14:02 <@nick> `); the kernel's
+# own angle-bracket markers never follow a clock time at the start of a line (rule AK2).
+_CHAT_PREFIX = re.compile(r"^\[?\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\]?[ \t]+<[@+%&~]?(?!(?:IRQ|EOI|NMI|TASK|EOE)>)[^\s<>]{1,32}>(?: |$)")
+MIN_CHAT_LINES = 3
+# A line-number gutter (`cat -n`, `nl`, a pastebin's numbered view `12. `, `bat`'s `  12 │ `): a run of
+# lines each starting with the next integer (rule AK2). `/proc/interrupts` rows (`0:`) are not one.
+_NUMBERED = re.compile(r"^( *)(\d{1,6})(?:\t|\.(?= |$)| |$)")
+MIN_NUMBERED = 5
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]")   # perf top clears the screen
 _BOX = re.compile("[\u2500-\u259f\u25c6\u25c7\u25cf]")   # box drawing, block elements, TUI markers
 # Web pages and word processors pad columns with no-break and fixed-width spaces, and leave
@@ -81,9 +100,11 @@ def _unquote(text: str) -> List[str]:
     if _HTML_HINT.search(text):
         text = _unhtml(text)
     text = _NO_WIDTH.sub("", _WIDE_SPACE.sub(" ", _BOX.sub(" ", text)))
-    raw = text.split("\n")
+    if "{" in text:
+        text = _JIRA_MACRO.sub("", text)
+    raw = _unchat(text.split("\n"))
     lines = _undouble(_strip_pipes([_QUOTE.sub("", line) for line in raw]))
-    lines = [_QUOTE.sub("", line) for line in _untable(lines)]
+    lines = [_QUOTE.sub("", line) for line in _untable(_unnumber(lines))]
     return [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
 
 
@@ -147,12 +168,98 @@ def _cells(line: str) -> List[str]:
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
 
 
+def _unchat(lines: List[str]) -> List[str]:
+    """The lines without a chat log's time-and-nick prefix, where at least MIN_CHAT_LINES carry one.
+
+    >>> _unchat(["[14:02:19] <mh>    PerfTop:   40122 irqs/sec", "[14:02:19] <mh>     38.71%  [kernel]  [k] x",
+    ...          "[14:02:40] <jk> that is the lock", "[ 8123.5] <IRQ>"])
+    ['   PerfTop:   40122 irqs/sec', '    38.71%  [kernel]  [k] x', 'that is the lock', '[ 8123.5] <IRQ>']
+    """
+    if sum(1 for line in lines if _CHAT_PREFIX.match(line)) < MIN_CHAT_LINES:
+        return lines
+    return [_CHAT_PREFIX.sub("", line) for line in lines]
+
+
+def _unnumber(lines: List[str]) -> List[str]:
+    """The lines without a line-number gutter: each run of MIN_NUMBERED lines or more numbered
+    n, n+1, n+2 ... loses the number, its separator (a tab, or `.`) and the gutter's padding, the
+    column where the run's least indented text starts (a tab: everything up to it).
+
+    >>> _unnumber(["     1\\t# Overhead  Symbol", "     2\\t    14.82%  [k] a", "     3\\t     9.71%  [k] b",
+    ...            "     4\\t", "     5\\t     8.04%  [k] c"])
+    ['# Overhead  Symbol', '    14.82%  [k] a', '     9.71%  [k] b', '', '     8.04%  [k] c']
+    >>> _unnumber(["9.  Samples: 98K", "10.    3.22%  kw  [k] a", "11.    2.71%  kw  [k] b", "12.    1.95%  gs  [.] c",
+    ...            "13.    1.40%  kw  [k] d"])
+    ['Samples: 98K', '   3.22%  kw  [k] a', '   2.71%  kw  [k] b', '   1.95%  gs  [.] c', '   1.40%  kw  [k] d']
+    >>> _unnumber(["  1   # Overhead  Symbol", "  2       14.82%  [kernel.kallsyms]", "[k] a", "  3        9.71%  [k] b",
+    ...            "  4        8.04%  [k] c", "  5        6.55%  [k] d"])
+    ['# Overhead  Symbol', '    14.82%  [kernel.kallsyms]', '[k] a', '     9.71%  [k] b', '     8.04%  [k] c', '     6.55%  [k] d']
+    """
+    out = list(lines)
+    index = 0
+    while index < len(lines):
+        first = _NUMBERED.match(lines[index])
+        numbered = [index]
+        if first:
+            while True:
+                following = _next_numbered(lines, numbered[-1], int(first[2]) + len(numbered))
+                if following is None:
+                    break
+                numbered.append(following)
+        if not first or len(numbered) < MIN_NUMBERED or int(first[2]) == 0 or _COUNTED_HEADER.match(_above(lines, index)):
+            index = numbered[-1] + 1   # the rest of a run that is no gutter is none either
+            continue
+        heads = {i: _NUMBERED.match(lines[i]) for i in numbered}
+        starts = [len(lines[i]) - len(lines[i][head.end():].lstrip(" ")) for i, head in heads.items()
+                  if "\t" not in head[0] and lines[i][head.end():].strip()]
+        column = min(starts, default=0)
+        for i, head in heads.items():
+            out[i] = lines[i][head.end():] if "\t" in head[0] else lines[i][max(column, head.end()):]
+        index = numbered[-1] + 1
+    return out
+
+
+MAX_NUMBERED_TAILS = 2     # a numbered line a mail client wrapped after it was numbered
+# Tables whose first column counts up by itself: numbered from 0 (`lscpu -e`, per-CPU rows), or
+# under a header naming it (`ps -e` sorted by PID, `PID  TTY ...`): not a gutter.
+_COUNTED_HEADER = re.compile(r"^\s*#?\s*(?:PID|TID|CPU|NODE|IRQ|NR|No\.?|Index)\b", re.I)
+
+
+def _above(lines: List[str], index: int) -> str:
+    """The nearest line with text above line `index`, or ''."""
+    return next((line for line in reversed(lines[:index]) if line.strip()), "")
+
+
+def _next_numbered(lines: List[str], after: int, number: int) -> Optional[int]:
+    """The index of the line numbered `number` right after line `after`, past the tails a mail
+    client wrapped at column 0 (text, no number), or None."""
+    for index in range(after + 1, min(after + 2 + MAX_NUMBERED_TAILS, len(lines))):
+        head = _NUMBERED.match(lines[index])
+        if head:
+            return index if int(head[2]) == number else None
+        if not lines[index].strip() or lines[index][0] in " \t":
+            return None
+    return None
+
+
 def _untable(lines: List[str]) -> List[str]:
-    """Markdown tables as columns: the header and rows' cells two spaces apart, no delimiter row."""
+    """Markdown tables as columns: the header and rows' cells two spaces apart, no delimiter row.
+    A Jira table (`||Overhead||Symbol||` header, `|12.3%|[k] x|` rows) the same way.
+
+    >>> _untable(["||Overhead||Command||Symbol||", "|22.71%|kswapd0|[k] shrink_slab|", "", "text"])
+    ['  Overhead  Command  Symbol', '  22.71%  kswapd0  [k] shrink_slab', '', 'text']
+    """
     out: List[str] = []
     index = 0
     while index < len(lines):
         line = lines[index]
+        if _JIRA_HEADER.match(line):
+            out.append("  " + "  ".join(cell.strip() for cell in line.strip()[2:-2].split("||")))
+            index += 1
+            while index < len(lines) and lines[index].strip() and _TABLE_ROW.search(lines[index]):
+                out.append("  " + "  ".join(_cells(lines[index])))
+                index += 1
+            continue
         if (index + 1 < len(lines) and "---" in lines[index + 1] and _TABLE_ROW.search(line)
                 and _TABLE_DELIMITER.match(lines[index + 1])
                 and len(_cells(line)) == len(_cells(lines[index + 1])) and any(_cells(line))):
@@ -219,6 +326,7 @@ def _markers(line: str):
 def _unhtml(text: str) -> str:
     # A <br> at the end of a source line would double the line break.
     text = re.sub(r"(?:<br\s*/?>)[ \t]*\n", "\n", text, flags=re.I)
+    text = _HTML_TABLE_TAG.sub("", _HTML_CELL.sub("  ", _HTML_ROW.sub("\n", text)))
     text = _BREAK_TAG.sub("\n", text)
     text = _FORMAT_TAG.sub("", text)
     return html.unescape(text).replace("\u00a0", " ")
