@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import __version__, advice, headline as headlines, inputs, match, offcpu, playbooks, report, scoring, timeview
 from .bundlewriter import file_sha256
 from .clock import Clock, clock_for
+from .paste import WEIGHTED
 from .profile import Profile, is_idle
 from .report import Prose
 from .text import from_os
@@ -133,6 +134,12 @@ def _unverified_note(evidence: scoring.Evidence, unverified: set) -> bool:
 # -- window, samples, hotspots -------------------------------------------------------------------
 def window(inp: inputs.Input) -> dict:
     return {"start": inp.capture.get("start_utc"), "seconds": inp.capture.window_seconds(inp.profile.time_span)}
+
+
+def counts_samples(profile: Profile) -> bool:
+    """Its weights count samples (rule AH1): the stack formats a paste weighs by count
+    (paste.WEIGHTED); a listing of percentages (percent_of set) does not."""
+    return profile.percent_of is None and profile.source_format in WEIGHTED
 
 
 def count_samples(profile: Profile) -> Dict[str, int]:
@@ -263,13 +270,14 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     restricted = kernel_symbols_restricted(inp)
     not_cpu = inp.profile.not_cpu        # off-CPU time or call durations: never diagnosed as CPU time
     matches = [] if not_cpu else match.match_all(books, inp.profile)
+    samples = count_samples(inp.profile)
+    few = scoring.few_busy(samples["busy"], samples["total"] - samples["busy"], counts_samples(inp.profile))
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
                                             kernel_symbols_restricted=restricted,
-                                            stacks_unverified=inp.stack_source in inp.unverified)
+                                            stacks_unverified=inp.stack_source in inp.unverified, few=few)
     if not_cpu:
         ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]
-    samples = count_samples(inp.profile)
     diagnosis = Diagnosis(source, inp, books, findings, ruled_out, [] if not_cpu else hotspots(inp.profile), samples,
                           data_quality(inp, restricted, inconclusive_ids), restricted,
                           cpu=None if not_cpu else headlines.cpu_split(inp.facts, samples),

@@ -13,6 +13,8 @@ Implements doc/playbook-format.md "Scoring":
 - kernel symbols restricted -> kernel signatures are inconclusive (neither found nor ruled out);
 - not CPU time (off-CPU data, call durations: `Profile.not_cpu` says why) -> nothing is named: every
   playbook is ruled out with that reason;
+- a sampled profile with fewer than FEW_BUSY busy samples beside more idle ones (rule AH1) caps every
+  finding at low: the machine was idle, and a share of a handful of samples is not measured;
 - confidence high >= 0.75, medium >= 0.5, else low; findings ranked by share x score, a low
   finding never ahead of a medium/high one.
 
@@ -34,6 +36,10 @@ from .text import pct, pct_whole
 STACK_WEIGHT = 0.6
 CONCENTRATION_BONUS = 0.1
 FLAT_CAP = 0.74                     # just below "high"
+# rule AH1: as a second needs spikes.MIN_BUSY busy samples to be hot, a whole sampled profile needs as
+# many to name a problem; fewer, beside more idle samples, is an idle machine
+FEW_BUSY = 10
+FEW_BUSY_CAP = 0.49                 # just below "medium"
 HIGH, MEDIUM = 0.75, 0.5
 SETTING_PREFIXES = ("sysctl.", "thp.", "modparam.", "nic.", "clocksource.", "cpufreq.", "tuned.", "numa.")
 
@@ -360,10 +366,26 @@ def inconclusive(playbook) -> RuledOut:
                     inconclusive=True, code=SYMBOLS_RESTRICTED)
 
 
+def few_busy(busy: float, idle: float, counted: bool) -> Optional[str]:
+    """Rule AH1: why no share of this profile can name a problem, or None. Only for weights that count
+    samples (perf script, folded stacks, bpftrace / bcc stack maps): a percentage listing says nothing
+    of how many samples it was made of.
+
+    >>> few_busy(8, 7093, True)
+    'only 8 busy samples beside 7093 idle ones: the machine was idle, and a share of so few samples is not measured'
+    >>> few_busy(8, 7093, False), few_busy(40, 7093, True), few_busy(1, 0, True)
+    (None, None, None)
+    """
+    if not counted or not 0 < busy < FEW_BUSY or idle <= busy:
+        return None
+    return (f"only {int(round(busy))} busy samples beside {int(round(idle))} idle ones: the machine was idle, "
+            "and a share of so few samples is not measured")
+
+
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
               kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None,
-              stacks_unverified: bool = False):
-    """(findings ranked best first, ruled_out list)."""
+              stacks_unverified: bool = False, few: Optional[str] = None):
+    """(findings ranked best first, ruled_out list); `few` (rule AH1, few_busy) caps them at low."""
     findings: List[Finding] = []
     ruled_out: List[RuledOut] = []
     for match in matches:
@@ -374,6 +396,10 @@ def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str
             ruled_out.append(inconclusive(match.playbook))
             continue
         result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified)
+        if few and isinstance(result, Finding) and result.score > FEW_BUSY_CAP:
+            result.score = FEW_BUSY_CAP
+            result.confidence = confidence_for(result.score)
+            result.evidence.append(Evidence("absence", few, "", False))
         (findings if isinstance(result, Finding) else ruled_out).append(result)
     findings.sort(key=lambda f: f.rank_key)
     return findings, ruled_out
