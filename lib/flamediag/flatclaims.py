@@ -179,18 +179,26 @@ def _foreign_lockers_outweigh(playbook: Playbook, weights: Dict[str, float], ide
     other paths' functions take (`foreign_lockers`: the swap allocator's `swap_info_get`,
     `scan_swap_map` ... under reclaim). A flat listing shows no caller, but the command's own rows
     show whose lock code it runs: when the foreign lock takers listed for it weigh more than the
-    frames that identify this playbook, the hot lock beside them is theirs, not this path's.
+    frames that identify this playbook, the hot lock beside them is theirs, not this path's. With no
+    lock listed for the command there is no lock to give away: the lock takers' rows are their own
+    work (`ipt_do_table` walking a long chain took the x_tables lock only before 2.6.30).
 
     >>> from flamediag.playbooks import parse_playbook, EXAMPLE
     >>> demo = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
     ...     "patterns: [[lock]]\\n  claims: [lock]\\n  foreign_lockers: [swap_info_get, scan_swap_map]"), "demo.md")
-    >>> _foreign_lockers_outweigh(demo, {"swap_info_get": 2.9, "scan_swap_map": 2.2, "shrink_page_list": 1.9}, 1.9)
+    >>> lock = {"_raw_spin_lock": 30.0}
+    >>> _foreign_lockers_outweigh(demo, {**lock, "swap_info_get": 2.9, "scan_swap_map": 2.2, "shrink_page_list": 1.9}, 1.9)
     True
-    >>> _foreign_lockers_outweigh(demo, {"swap_info_get": 0.4, "shrink_page_list": 6.0}, 6.0)
+    >>> _foreign_lockers_outweigh(demo, {**lock, "swap_info_get": 0.4, "shrink_page_list": 6.0}, 6.0)
+    False
+    >>> _foreign_lockers_outweigh(demo, {"swap_info_get": 2.9, "scan_swap_map": 2.2, "shrink_page_list": 1.9}, 1.9)
     False
     """
-    foreign = _names(playbook, playbook.signature.get("foreign_lockers") or [])
-    return bool(foreign) and sum(w for name, w in weights.items() if name in foreign) > identified
+    signature = playbook.signature
+    foreign = _names(playbook, signature.get("foreign_lockers") or [])
+    locks = _names(playbook, signature.get("lock_frames") or signature.get("claims") or [])
+    return (bool(foreign) and any(name in locks for name in weights)
+            and sum(w for name, w in weights.items() if name in foreign) > identified)
 
 
 def _owners(playbooks: Sequence[Playbook], comm: str, weights: Dict[str, float],
