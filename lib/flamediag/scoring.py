@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .flatclaims import STANDS_FOR
 from .match import Match, concentration
+from .spikes import MIN_BUSY
 from .text import pct, pct_whole
 
 STACK_WEIGHT = 0.6
@@ -38,7 +39,7 @@ CONCENTRATION_BONUS = 0.1
 FLAT_CAP = 0.74                     # just below "high"
 # rule AH1: as a second needs spikes.MIN_BUSY busy samples to be hot, a whole sampled profile needs as
 # many to name a problem; fewer, beside more idle samples, is an idle machine
-FEW_BUSY = 10
+FEW_BUSY = MIN_BUSY
 FEW_BUSY_CAP = 0.49                 # just below "medium"
 HIGH, MEDIUM = 0.75, 0.5
 SETTING_PREFIXES = ("sysctl.", "thp.", "modparam.", "nic.", "clocksource.", "cpufreq.", "tuned.", "numa.")
@@ -297,8 +298,9 @@ def _concentration(match: Match, cpus_seen: int):
     return 0.0, None, reason if spec["required"] else None
 
 
-def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", stacks_unverified: bool = False):
-    """A Finding, or a RuledOut with its reason."""
+def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", stacks_unverified: bool = False,
+                few: Optional[str] = None):
+    """A Finding, or a RuledOut with its reason; `few` (rule AH1, few_busy) caps the score at low."""
     pb, sig = match.playbook, match.playbook.signature
     if match.matched <= 0:
         return RuledOut(pb.id, "no busy sample carries the signature"
@@ -334,6 +336,9 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
     score = max(0.0, min(1.0, score))
     if (match.flat and not passed) or any(ev.unverified and ev.supports for ev in evidence):
         score = min(score, FLAT_CAP)
+    if few and score > FEW_BUSY_CAP:
+        score = FEW_BUSY_CAP
+        evidence.append(Evidence("absence", few, "", False))
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
 
 
@@ -395,11 +400,7 @@ def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str
         if kernel_symbols_restricted and match.playbook.kernel:
             ruled_out.append(inconclusive(match.playbook))
             continue
-        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified)
-        if few and isinstance(result, Finding) and result.score > FEW_BUSY_CAP:
-            result.score = FEW_BUSY_CAP
-            result.confidence = confidence_for(result.score)
-            result.evidence.append(Evidence("absence", few, "", False))
+        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified, few)
         (findings if isinstance(result, Finding) else ruled_out).append(result)
     findings.sort(key=lambda f: f.rank_key)
     return findings, ruled_out
