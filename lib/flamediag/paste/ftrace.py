@@ -83,7 +83,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..offcpu import SWITCH_LEAVES
@@ -207,15 +207,18 @@ def _flush(block: Block, frames: List[Frame], comm: str, cpu: Optional[int]) -> 
 
 # --- workqueue events -----------------------------------------------------------------------
 
+def _work_item(function: str) -> Tuple[Frame, ...]:
+    """The stack a kworker runs a work function on: worker_thread -> process_one_work -> it."""
+    return (Frame("worker_thread", "kernel"), Frame("process_one_work", "kernel"), Frame(function, "kernel"))
+
+
 def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("ftrace-workqueue-events", start, start, unit="events", not_cpu=WQ_NOT_CPU)
     index = start
     while index < len(lines):
         found = WQ_EVENT.match(lines[index])
         if found:
-            frames = (Frame("worker_thread", "kernel"), Frame("process_one_work", "kernel"),
-                      Frame(normalize(found["fn"]), "kernel"))
-            block.stacks.append((frames, 1.0, found["comm"].strip(), int(found["cpu"]), None))
+            block.stacks.append((_work_item(normalize(found["fn"])), 1.0, found["comm"].strip(), int(found["cpu"]), None))
         elif not (not lines[index].strip() or ELISION.match(lines[index])):
             break
         index += 1
@@ -235,9 +238,7 @@ def _read_workqueue_hogs(lines: Sequence[str], start: int) -> Union[Block, Miss]
         elif not (not lines[index].strip() or ELISION.match(lines[index])):
             break
         index += 1
-    for name, count in counts.items():
-        frames = (Frame("worker_thread", "kernel"), Frame("process_one_work", "kernel"), Frame(name, "kernel"))
-        block.stacks.append((frames, float(count), "", None, None))
+    block.stacks = [(_work_item(name), float(count), "", None, None) for name, count in counts.items()]
     return finish(block, start, index, f"read the workqueue's CPU-hog reports: {plural(len(block.stacks), 'work function')}, "
                   "each weighted by its count of long runs (not CPU samples)")
 
