@@ -28,11 +28,14 @@ line number); `ReadOptions(keep_unterminated=False)` drops it as stackcollapse-p
 from __future__ import annotations
 
 import os
+from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, Dict, Hashable, List, Optional, Tuple
 
 from .perfscript import (GZIP_MAGIC, MAX_LINE, WHITESPACE, Batches, Header, Problems, _TIME_TOKEN,
                          block_lines, open_binary, parse_header, split_frame_line)
+from .workerproc import default_signals
 
 RawFrame = Tuple[bytes, bytes, bytes]          # (pc, function as printed, module)
 LINE_CACHE_MAX = 500_000
@@ -402,10 +405,19 @@ def read_samples_file(path: str, options: ReadOptions, consumer: Consumer, jobs:
         plain = stream.read(2) != GZIP_MAGIC
         if jobs < 2 or size < parallel_min_bytes or not plain:
             stream.seek(0)
-            if progress is not None:
-                progress.watch(stream)
-            return read_samples(stream, options, consumer, progress)
+            return _read_stream(stream, options, consumer, progress)
     return _read_parallel(path, size, options, consumer, jobs, progress)
+
+
+def _read_here(path: str, options: ReadOptions, consumer: Consumer, progress=None) -> Samples:
+    with open(path, "rb") as stream:
+        return _read_stream(stream, options, consumer, progress)
+
+
+def _read_stream(stream: BinaryIO, options: ReadOptions, consumer: Consumer, progress=None) -> Samples:
+    if progress is not None:
+        progress.watch(stream)
+    return read_samples(stream, options, consumer, progress)
 
 
 def cpu_count() -> int:
@@ -417,26 +429,15 @@ def cpu_count() -> int:
 
 def _read_parallel(path: str, size: int, options: ReadOptions, consumer: Consumer, jobs: int,
                    progress=None) -> Samples:
-    import multiprocessing
-
     pinned = _with_first_sample(path, options)
     if pinned is None:                     # no sample in the first MiB: one process decides alone
-        with open(path, "rb") as stream:
-            if progress is not None:
-                progress.watch(stream)
-            return read_samples(stream, options, consumer, progress)
-    options = pinned
+        return _read_here(path, options, consumer, progress)
     bounds = _split_points(path, size, jobs)
-    ranges = list(zip(bounds, bounds[1:]))
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    done = context.Value("q", 0) if progress is not None and progress.enabled else None
-    with context.Pool(len(ranges), initializer=_set_counter, initargs=(done,)) as pool:
-        pending = pool.starmap_async(_read_range, [(path, start, end, options, consumer) for start, end in ranges])
-        while not pending.ready():
-            pending.wait(0.25)
-            if done is not None:
-                progress.update(done.value)
-        parts = pending.get()
+    pieces = [(path, start, end, pinned, consumer) for start, end in zip(bounds, bounds[1:])]
+    try:
+        parts = _read_pieces(pieces, progress)
+    except BrokenProcessPool:              # a reader was killed (out of memory, a signal): read it here
+        return _read_here(path, options, consumer, progress)
     total = parts[0]
     line_offset = total.lines
     for part in parts[1:]:
@@ -444,6 +445,22 @@ def _read_parallel(path: str, size: int, options: ReadOptions, consumer: Consume
         line_offset += part.lines
     total.lines = line_offset
     return total
+
+
+def _read_pieces(pieces: List[tuple], progress=None) -> List[Samples]:
+    """`_read_range` of each piece, one process each; a dead process raises BrokenProcessPool
+    (a multiprocessing.Pool would wait for its lost piece forever)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    done = context.Value("q", 0) if progress is not None and progress.enabled else None
+    with ProcessPoolExecutor(len(pieces), mp_context=context, initializer=_start_worker,
+                             initargs=(done,)) as pool:
+        futures = [pool.submit(_read_range, *piece) for piece in pieces]
+        while wait(futures, timeout=0.25).not_done:
+            if done is not None:
+                progress.update(done.value)
+        return [future.result() for future in futures]
 
 
 def _with_first_sample(path: str, options: ReadOptions) -> Optional[ReadOptions]:
@@ -483,8 +500,9 @@ def _split_points(path: str, size: int, pieces: int) -> List[int]:
 _COUNTER: Any = None
 
 
-def _set_counter(counter) -> None:
+def _start_worker(counter) -> None:
     global _COUNTER
+    default_signals()
     _COUNTER = counter
 
 

@@ -29,6 +29,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import __version__
 from .errors import UserError
+from .workerproc import default_signals
 
 SCHEMA_VERSION = 1
 HEALTHY_KERNEL_SHARE = 0.10        # kernel samples / all samples below this, with no finding: healthy
@@ -323,6 +324,11 @@ def _load_books(extra_dirs: Sequence[str], min_share: Optional[float]) -> None:
     _BOOKS = load_playbooks(extra_dirs, min_share)
 
 
+def _start_worker(extra_dirs: Sequence[str], min_share: Optional[float]) -> None:
+    default_signals()
+    _load_books(extra_dirs, min_share)
+
+
 def diagnose_bundle(cand: Candidate, reports_root: Optional[str]) -> Capture:
     from .diagnose import run_diagnosis, write_outputs
 
@@ -381,7 +387,7 @@ def summarise(candidates: Sequence[Candidate], directory: str, out_dir: Optional
         if cand.kind != "bundle":
             done(cand, _work(cand, out))
     if bundles and jobs > 1 and len(bundles) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), initializer=_load_books,
+        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), initializer=_start_worker,
                                  initargs=(tuple(extra_dirs), min_share)) as pool:
             futures = {pool.submit(_work, cand, out): cand for cand in bundles}
             try:

@@ -156,6 +156,39 @@ def run_with_stderr_on_a_pty(argv):
     return output
 
 
+# A reader process that dies of a signal, with the CLI's SIGTERM handler installed in the parent
+# as `flamediag` has it. The worker must die (not raise SystemExit, which a worker inherits with the
+# handler and which once left a child running the parent's code, waiting on the pool's lock
+# forever), and the parent must read the file itself instead of waiting for the lost piece.
+KILLED_READER = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from flamediag import cli, perfscript, samplereader
+cli.install_sigterm_handler()
+read_range = samplereader._read_range
+
+def dying_reader(path, start, end, options, consumer):
+    if start > 0:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return read_range(path, start, end, options, consumer)
+
+samplereader._read_range = dying_reader
+options = samplereader.ReadOptions(with_time=True, weight_by_period=False)
+samples = samplereader.read_samples_file(sys.argv[2], options, perfscript._ProfileGroups(), jobs=2,
+                                         parallel_min_bytes=0)
+parallel = perfscript.profile_of(samples)
+serial = perfscript.read_profile_file(sys.argv[2], jobs=1)
+print(sorted(map(repr, parallel)) == sorted(map(repr, serial)) and len(list(serial)) > 0)
+"""
+
+
+def test_a_reader_killed_by_a_signal_leaves_the_parent_to_read_the_file(tmp_path):
+    path = big_copy(tmp_path, 2)
+    run = subprocess.run([sys.executable, "-c", KILLED_READER, str(ROOT / "lib"), str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "True"), run.stderr[-2000:]
+
+
 @pytest.fixture(scope="module")
 def large_input(tmp_path_factory):
     return big_copy(tmp_path_factory.mktemp("large"), 60)
