@@ -62,8 +62,16 @@ IDLE_LEAVES = frozenset(
         "xen_hypercall_sched_op", "xen_safe_halt", "poll_idle", "cpuidle_enter_state",
         "cpu_startup_entry", "amd_e400_idle", "default_enter_idle", "hv_idle",
         "acpi_safe_halt", "io_idle", "cpuidle_idle_call", "tick_nohz_idle_enter",
-        "native_halt", "halt", "kvm_wait",
+        "native_halt", "halt",
     }
+)
+# A paravirt spin lock's waiter halts its vCPU until the holder kicks it (rule AO1): KVM's pv qspinlock
+# (4.2+) in kvm_wait, which halts itself or through safe_halt / pv_native_safe_halt, Xen's in
+# xen_qlock_wait, the pv ticket locks of 3.12-4.1 in kvm_lock_spinning / xen_lock_spinning. A halt
+# below one of them is a task waiting for a contended lock, not an idle CPU.
+PV_LOCK_WAIT = frozenset(
+    {"kvm_wait", "kvm_lock_spinning", "xen_qlock_wait", "xen_lock_spinning", "xen_spin_lock_slow",
+     "__pv_queued_spin_lock_slowpath", "pv_wait_head_or_lock", "pv_wait_node"}
 )
 # Idle-path functions whose own time is not a halted CPU: acpi_idle_do_entry enters an ACPI C-state
 # through an I/O-port read (the FFH path ends in acpi_processor_ffh_cstate_enter / mwait, HLT in
@@ -120,13 +128,24 @@ def context_of(frames: Iterable[Frame]) -> str:
 
 
 def is_idle(record: StackRecord) -> bool:
+    """An idle loop's halt is idle; a paravirt spin lock's halt is a waiter (rule AO1).
+
+    >>> halt = ("do_idle", "default_idle", "pv_native_safe_halt")
+    >>> is_idle(StackRecord(tuple(Frame(n, "kernel") for n in halt), 1.0, comm="swapper/0", pid=0))
+    True
+    >>> wait = ("ep_insert", "_raw_spin_lock_irqsave", "__pv_queued_spin_lock_slowpath", "kvm_wait", "pv_native_safe_halt")
+    >>> is_idle(StackRecord(tuple(Frame(n, "kernel") for n in wait), 1.0, comm="nginx"))
+    False
+    >>> is_idle(StackRecord((Frame("kvm_wait", "kernel"),), 1.0, comm="nginx"))
+    False
+    """
     if record.context != "task" or not record.frames:
         return False
     leaf = record.frames[-1].name.split(".", 1)[0]
     if leaf in IDLE_ENTRY_COST:
         return record.timer_sampled
     if leaf in IDLE_LEAVES:
-        return True
+        return not any(normalize(frame.name) in PV_LOCK_WAIT for frame in record.frames[:-1])
     if len(record.frames) == 1:
         # a lone frame (flat profile) shows no interrupt entry above it: the idle task's entries that
         # are not idle-loop functions are interrupt and softirq work done on an idle CPU (busy)
