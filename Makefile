@@ -121,7 +121,8 @@ realworld-probe-x|probe set X (fix commits of older kernels, projects next to th
 realworld-probe-ac|probe set AC (distribution trackers, kernels 5.14-6.12);\
 realworld-probe-ae|probe set AE (GitHub and GitLab issues of projects, kernels 4.9-6.4);\
 realworld-probe-ag|probe set AG (healthy profiles, out-of-catalog costs);\
-realworld-probe-ak|probe set AK (ticket-system and chat-tool layouts)
+realworld-probe-ak|probe set AK (ticket-system and chat-tool layouts);\
+realworld-probe-al|probe set AL (third twin of the corpus, kernels 2.6.18-4.4)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
