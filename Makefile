@@ -123,7 +123,8 @@ realworld-probe-ae|probe set AE (GitHub and GitLab issues of projects, kernels 4
 realworld-probe-ag|probe set AG (healthy profiles, out-of-catalog costs);\
 realworld-probe-ak|probe set AK (ticket-system and chat-tool layouts);\
 realworld-probe-an|probe set AN (healthy profiles, out-of-catalog costs, round three);\
-realworld-probe-ao|probe set AO (renamed frames of each kernel era, 2.6.18-6.13)
+realworld-probe-ao|probe set AO (renamed frames of each kernel era, 2.6.18-6.13);\
+realworld-probe-al|probe set AL (third twin of the corpus, kernels 2.6.18-4.4)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)

@@ -264,6 +264,50 @@ def test_old_perf_top_without_dso_column_is_kernel_only():
         {("native_safe_halt", "kernel", 11.1), ("_spin_lock", "kernel", 3.3)}
 
 
+def test_kerneltop_events_pcnt_columns_rule_al2():
+    """realworld-probe-al case 1687: kerneltop, perf top's forerunner in the perfcounters
+    announcements, heads the same rows with `events` instead of `samples`."""
+    text = ("------------------------------------------------------------------------------\n"
+            "   PerfTop:   19562 irqs/sec  kernel:37.1% [100000 cycles],  (all, 16 CPUs)\n"
+            "------------------------------------------------------------------------------\n\n"
+            "             events    pcnt         RIP          kernel function\n"
+            "             ______   ______   _____________   _______________\n\n"
+            "            14762.00 - 18.7% - ffffffff8103a9d0 : clear_page_c\n"
+            "             6235.00 -  7.9% - ffffffff8122d7e0 : copy_user_generic_string\n")
+    result = read_paste(text)
+    assert result.formats == ["perf-top"]
+    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+        {("clear_page_c", "kernel", 18.7), ("copy_user_generic_string", "kernel", 7.9)}
+
+
+def test_quoted_opreport_whose_every_row_wrapped_rule_al1():
+    """realworld-probe-al case 1692: an opreport in timer mode (short banner) quoted and wrapped at
+    72 columns moves every row's symbol to the next line, so no line is a mail's width any more;
+    the rows with their carried words back give the width, and the listing reads as unwrapped."""
+    rows = [("210476   27.8931  vmlinux                  vmlinux", "do_gettimeoffset_pm"),
+            ("61024     8.0872  vmlinux                  vmlinux", "do_gettimeofday"),
+            ("40877     5.4172  vmlinux                  vmlinux", "sys_gettimeofday"),
+            ("31455     4.1685  vmlinux                  vmlinux", "system_call")]
+    head = ["CPU: CPU with timer interrupt, speed 0 MHz (estimated)", "Profiling through timer interrupt",
+            "samples  %        image name               app name"]
+    plain = "\n".join(head[:2] + [head[2] + "                 symbol name"]
+                      + [row + "                  " + symbol for row, symbol in rows]) + "\n"
+    wrapped = "\n".join(["> " + head[0], "> " + head[1], "> " + head[2], "symbol name"]
+                        + [line for row, symbol in rows for line in ("> " + row, symbol)]) + "\n"
+    assert reading(read_paste(wrapped)) == reading(read_paste(plain))
+    assert leaf_weights(read_paste(wrapped))["do_gettimeoffset_pm"] > 0
+
+
+def test_short_table_rows_before_prose_are_not_joined_rule_al1():
+    """The look-alike: padded rows followed by short prose lines at column 0 that are no wrap
+    (fewer than three, or not wider joined than the rest) stay apart."""
+    from flamediag.paste.rewrap import rejoin_words
+    lines = ["CPU: CPU with timer interrupt, speed 0 MHz (estimated)",
+             "210476   27.8931  vmlinux                  vmlinux",
+             "done", "ok"]
+    assert rejoin_words(lines) == lines
+
+
 @pytest.mark.parametrize("fixture,whole", [
     ("hand-perf2632-top-futex.txt", 100.0),                       # percentages of all samples
     ("real-perf61-report-flat-futex.txt", 2000.0),                # scaled to the pasted sample count

@@ -24,6 +24,10 @@ and without `-v` the 2.6.31 tool prints no RIP, only the colon (`samples    pcnt
 
                 41201.00 - 27.1% : dst_destroy
 
+Its forerunner kerneltop (the perfcounters announcements of 2008-2009, 2.6.30-2.6.31-rc trees)
+has the same rows under `events    pcnt         RIP          kernel function` (rule AL2;
+realworld-probe-al case 1687).
+
 Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
 (a `CPU` column gives stacks their CPU; without a header, a zero-padded number such as `002`
 is the CPU key and a lone word before `[k]` that is no DSO is the command), banners `# Samples: 2K of event`, `Samples: 621K of
@@ -80,7 +84,7 @@ HEADER_EVENT = re.compile(r"^#\s*event\s*:\s*name\s*=\s*(?P<event>[\w:.-]+)")
 TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
-OLD_TOP_COLUMNS = re.compile(r"^\s*samples\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
+OLD_TOP_COLUMNS = re.compile(r"^\s*(?:samples|events)\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
 OLD_TOP_RULE = re.compile(r"^\s*_+(?:\s+_+)+\s*$")
 OLD_TOP_ROW = re.compile(rf"^\s*\d+(?:\.\d+)?\s+(?:-\s+)?(?P<pct>{PCT})%\s+(?:-\s+)?(?:[0-9a-f]{{8,16}}\s+:\s+|:\s+)?"
                          r"(?P<rest>\S.*?)\s*$")

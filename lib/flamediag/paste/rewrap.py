@@ -254,8 +254,10 @@ def rejoin_words(lines: List[str]) -> List[str]:
     ...               "702113   11.9031  vmlinux                  vmlinux"])[0].split()
     ['1843120', '31.2466', 'vmlinux', 'vmlinux', '.text.lock.spinlock']
     """
-    width = max((len(line) for line in lines if len(line.split()) > 1), default=0)
-    if not 60 <= width <= MAX_WORD_WRAPPED or len(lines) > MAX_WORD_WRAPPED_LINES:
+    if len(lines) > MAX_WORD_WRAPPED_LINES:
+        return lines
+    width = _word_wrap_width(lines)
+    if not 60 <= width <= MAX_WORD_WRAPPED:
         return lines
     out: List[str] = []
     segment = 0
@@ -266,6 +268,35 @@ def rejoin_words(lines: List[str]) -> List[str]:
             out.append(line)
         segment = len(line.rstrip())
     return out
+
+
+def _word_wrap_width(lines: List[str]) -> int:
+    """The width a mail client wrapped words at: the widest line of several words; or, when every
+    row of a padded table was wrapped and so no line is a mail's width any more, the widest row
+    with its carried-over word back (rule AL1; realworld-probe-al case 1692: an OProfile listing in
+    timer mode, whose banner is short, quoted and wrapped at 72 columns). Those rows count only
+    when at least three, and most, are wider joined than every line left (a row's padding before
+    its carried word is lost, so a short carried word can leave it narrower): a table whose rows
+    merely precede short lines is not wrapped.
+
+    >>> row = "210476   27.8931  vmlinux                  vmlinux"
+    >>> _word_wrap_width(["CPU: CPU with timer interrupt, speed 0 MHz (estimated)"] + [row, "do_gettimeoffset_pm"] * 3)
+    70
+    >>> _word_wrap_width(["CPU: CPU with timer interrupt, speed 0 MHz (estimated)", row, "done"])
+    54
+    """
+    width = max((len(line) for line in lines if len(line.split()) > 1), default=0)
+    if width >= 60:
+        return width
+    joined = [len(head.rstrip()) + 1 + len(line.split()[0]) for head, line in zip(lines, lines[1:])
+              if "  " in head.strip() and _carried_over(head, line)]
+    wider = [length for length in joined if length > width]
+    if len(wider) >= MIN_WRAPPED_ROWS and 2 * len(wider) > len(joined):
+        return max(wider)
+    return width
+
+
+MIN_WRAPPED_ROWS = 3
 
 
 def _carried_over(head: str, line: str) -> bool:
