@@ -207,11 +207,17 @@ def test_a_one_process_command_line_names_the_command_of_its_samples():
     rows = ("Overhead  Shared Object       Symbol\n"
             "  18.42%  [kernel]            [k] shrink_slab\n"
             "   5.71%  [kernel]            [k] balance_pgdat\n")
+    app_rows = rows.replace("balance_pgdat", "do_try_to_free_pages")
     assert {r.comm for r in read_paste("$ sudo perf top -p $(pgrep kswapd0)\n" + rows).profile} == {"kswapd0"}
     assert {r.comm for r in read_paste("# perf record -g -p `pidof -s mysqld`\n" + rows).profile} == {"mysqld"}
     assert {r.comm for r in read_paste("$ perf report --comms java --stdio\n" + rows).profile} == {"java"}
     for other in ("$ perf top -p 4242\n", "$ perf top -c 10000\n", "$ perf record -c 2000 -a\n"):
-        assert {r.comm for r in read_paste(other + rows).profile} == {""}     # a pid or a count names nothing
+        assert {r.comm for r in read_paste(other + app_rows).profile} == {""}     # a pid or a count names nothing
+    # rule AM1 (probe AM case 1703): kernel rows only, with kswapd's main loop, are kswapd's listing,
+    # unless the command line says it is system-wide
+    for other in ("$ perf top -p 4242\n", "$ perf top -c 10000\n", ""):
+        assert {r.comm for r in read_paste(other + rows).profile} == {"kswapd"}
+    assert {r.comm for r in read_paste("$ perf record -c 2000 -a\n" + rows).profile} == {""}
 
 
 KSWAPD_TOP = ("    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"

@@ -57,6 +57,8 @@ KWORKER = re.compile(r"^kworker/")
 TARGET_PID = re.compile(r"\(target_pid:\s*\d+\)")
 # the main loops only one kernel thread runs: a one-process listing holding one is that thread's (rule AB3)
 THREAD_LOOPS = {"kswapd": frozenset({"kswapd", "balance_pgdat", "kswapd_shrink_node", "kswapd_shrink_zone"})}
+# `perf record -a`, `perf top --all-cpus`: a system-wide listing, whatever its rows (rule AM1)
+ALL_CPUS = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-a|--all-cpus)(?=[\s,;)]|$)")
 # `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
 # `top` row above (rule H4).
 ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
@@ -422,6 +424,27 @@ def _kernel_thread_of(block: Block) -> Optional[str]:
     return next((thread for thread, loop in THREAD_LOOPS.items() if not loop.isdisjoint(names)), None)
 
 
+def _kernel_rows_only(block: Block) -> bool:
+    """Rule AM1: a flat listing without a command column whose every row is kernel code is one
+    kernel thread's (`perf top -p $(pgrep kswapd1)` with only its rows copied): a system-wide
+    listing, or an application's, shows user-space rows too.
+
+    >>> from flamediag.profile import Frame
+    >>> rows = [((Frame("shrink_node", "kernel"),), 24.8, None, None, None),
+    ...         ((Frame("balance_pgdat", "kernel"),), 17.4, None, None, None)]
+    >>> _kernel_rows_only(Block("perf-report-flat", 0, 1, flat=True, stacks=rows))
+    True
+    >>> _kernel_rows_only(Block("perf-report-flat", 0, 1, flat=True,
+    ...                         stacks=rows + [((Frame("main", "user"),), 3.0, None, None, None)]))
+    False
+    >>> _kernel_rows_only(Block("perf-report-flat", 0, 1, flat=True,
+    ...                         stacks=[((Frame("balance_pgdat", "kernel"),), 17.4, "java", None, None)]))
+    False
+    """
+    return (block.flat and bool(block.stacks)
+            and all(not comm and frames and frames[-1].kind == "kernel" for frames, _w, comm, *_ in block.stacks))
+
+
 def _look_above(block: Block, lines: Sequence[str]) -> None:
     """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
     command line or banner starts a run of its own (a before/after pair), and may say the
@@ -436,7 +459,8 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     if task is None and pid is not None:
         task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
                      if m and m["pid"] == pid and m["comm"]), None)
-    if task is None and any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]]):
+    if task is None and (any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]])
+                         or (_kernel_rows_only(block) and not any(map(ALL_CPUS.search, above)))):
         task = _kernel_thread_of(block)
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         _name_commandless(block, task)

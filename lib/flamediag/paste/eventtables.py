@@ -173,8 +173,15 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
                         r"riscv-timer|arm-.*timer|lapic|local[-_]timer|MCP|THR|NMI|PIW|PMI|SPU|IWI|RTR)$", re.I)
 
 
+# A log2 histogram of any other bcc / bpftrace latency tool (runqlat, cpudist, biolatency, funclatency ...),
+# started by its unit line; `-m` prints milliseconds (rule AM3).
+LATENCY_HIST_UNIT = re.compile(r"^\s*(?P<unit>usecs|nsecs|msecs)\s*:\s*count\s+distribution\s*$")
+LATENCY_BANNER = re.compile(r"^\s*Tracing (?P<what>[\w -]+?)(?:\.\.\.|\s+Hit Ctrl-C)")
+
+
 def starts_event_table(line: str) -> bool:
-    return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or SYSDIG_HEADER.match(line)
+    return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or LATENCY_HIST_UNIT.match(line)
+                or SYSDIG_HEADER.match(line)
                 or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line) or KVM_STAT_HEADER.match(line)
                 or FUNCCOUNT_HEADER.match(line) or PROFILER_HEADER.match(line) or DRSNOOP_HEADER.match(line)
                 or COMPACT_HEADER.match(line)
@@ -186,6 +193,8 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     line = lines[start]
     if BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line):
         return read_bcc_table(lines, start, *_bcc_window(lines, start))
+    if LATENCY_HIST_UNIT.match(line):
+        return _read_latency_histogram(lines, start)
     if SYSDIG_HEADER.match(line) or PERF_TRACE_HEADER.match(line):
         return _read_syscalls(lines, start)
     if TOPSYS_HEADER.match(line):
@@ -282,6 +291,39 @@ def read_bcc_table(lines: Sequence[str], start: int, interval: Optional[float] =
                   + (f"over {plural(intervals, 'interval')} of {interval:g} s "
                      + (f"on {plural(len(cpus), 'CPU')} listed" if cpus else "summed over all CPUs")
                      if interval is not None else "(window unknown)"))
+
+
+def _read_latency_histogram(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """Rule AM3: a latency histogram (bcc runqlat, cpudist, biolatency, funclatency, their bpftrace
+    twins) from its unit line: how many waits, slices or calls took how long. It says nothing of
+    where CPU time went, so it is read and drawn as one row per histogram and never diagnosed as
+    CPU time; a ticket holding only such histograms names no problem.
+
+    >>> rows = ["     usecs               : count     distribution",
+    ...         "         0 -> 1          : 2071     |***                                     |",
+    ...         "         2 -> 3          : 18542    |****************************************|"]
+    >>> block = _read_latency_histogram(["Tracing run queue latency... Hit Ctrl-C to end.", ""] + rows, 2)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], bool(block.not_cpu)
+    ([('[histogram: run queue latency]', 20613.0)], True)
+    """
+    banner = next((m["what"] for m in map(LATENCY_BANNER.match, reversed(lines[max(0, start - 4):start])) if m), "")
+    count, index = 0, start + 1
+    while index < len(lines):
+        found = BCC_HIST_ROW.match(lines[index])
+        if found:
+            count += int(found["count"])
+        elif not ELISION.match(lines[index]):
+            break
+        index += 1
+    if index == start + 1:
+        return Miss(start + 1)
+    name = f"[histogram: {banner.strip()}]" if banner else f"[histogram of {LATENCY_HIST_UNIT.match(lines[start])['unit']}]"
+    block = Block("latency-histogram", start, start, unit="events")
+    if count:
+        block.stacks = [((Frame(name, "unknown"),), float(count), "", None, None)]
+    block.not_cpu = ("a latency histogram counts how long waits, on-CPU slices or calls took, not where CPU time "
+                     "went: it holds no CPU samples")
+    return finish(block, start, index, f"read a latency histogram: {count} events in log2 buckets")
 
 
 # A CPU whose handlers took less than this share of the window shows only its timer tick.

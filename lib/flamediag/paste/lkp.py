@@ -31,13 +31,16 @@ from ..profile import Frame
 from .common import Block, Miss, plural, split_kernel_user
 from .profiles import busiest_run
 
-VALUE = r"[\d.]+(?:\s*±\s*\d+%)?"
-ROW = re.compile(r"^\s*(?:(?P<values>(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){1,4}))"
+# The standard deviation's sign: `±`, as the robot prints it; `+-` or `+/-` where a commit message or an
+# ASCII-only mail client retyped it, `Â±` where an archive decoded the UTF-8 sign as Latin-1 (rule AM2).
+PLUS_MINUS = r"(?:±|Â±|\+/?-)"
+VALUE = r"[\d.]+(?:\s*" + PLUS_MINUS + r"\s*\d+%)?"
+ROW = re.compile(r"^\s*(?:(?P<values>(?:[+-]?[\d.]+%?(?:\s*" + PLUS_MINUS + r"\s*\d+%)?\s+){1,4}))"
                  r"perf-profile\.(?P<kind>self|children|calltrace)\.(?P<event>[\w-]+?-pp|[\w-]+)\.(?P<path>[\w.$]+)\s*$")
 NUMBER = re.compile(r"[+-]?[\d.]+%?")
 # Any other LKP metric row (`netperf.Throughput_Mbps`, `vmstat.cpu.sy`, `perf-stat.ps.cycles`): kept
 # inside a block of perf-profile rows, never a block of its own.
-OTHER_ROW = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){1,4}[A-Za-z][\w.:/-]*\s*$")
+OTHER_ROW = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*" + PLUS_MINUS + r"\s*\d+%)?\s+){1,4}[A-Za-z][\w.:/-]*\s*$")
 SUFFIX = re.compile(r"^(?:isra|constprop|part|cold|lto_priv|llvm|\d+)$")
 MAX_STITCH = 12
 
@@ -59,7 +62,7 @@ def _symbols(path: str) -> List[str]:
 def _column_values(values: str) -> Tuple[Optional[float], Optional[float]]:
     """The parent's and the tested commit's value: the first and the last plain value (not the
     `%change`, not a `± N%` deviation); one value alone is both."""
-    cleaned = re.sub(r"±\s*\d+%", " ", values)
+    cleaned = re.sub(PLUS_MINUS + r"\s*\d+%", " ", values)
     plain = [v for v in NUMBER.findall(cleaned) if not v.endswith("%") and not v.startswith(("+", "-"))]
     return (float(plain[0]), float(plain[-1])) if plain else (None, None)
 

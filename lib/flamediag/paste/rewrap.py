@@ -42,6 +42,7 @@ import re
 from typing import List, Optional
 
 from .kstack import SYSLOG_HEAD as _SYSLOG_HEAD
+from .lkp import PLUS_MINUS as _PLUS_MINUS
 from .lockcon import SYM as _LOCK_CALLER, TIME as _LOCK_TIME
 
 PCT = r"\d+(?:[.,]\d+)?%"
@@ -74,7 +75,8 @@ _FOLDED_CHAIN_TAIL = re.compile(r"^[^\s;]+(?:;[^\s;]+)+\s*$")
 _LOCK_ROW_HEAD = re.compile(r"^\s*\d+\s+" + r"\s+".join(_LOCK_TIME.format(n) for n in ("t", "m", "a")) + r"\s+[\w:-]+$")
 _LOCK_HEADER_HEAD = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type$")
 # An LKP comparison row cut before its metric (`  0.00  +41.2  41.18 ±  3%` / `perf-profile.self...`).
-_LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*±\s*\d+%)?\s+){0,3}[+-]?[\d.]+%?(?:\s*±\s*\d+%)?$")
+_LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*" + _PLUS_MINUS + r"\s*\d+%)?\s+){0,3}[+-]?[\d.]+%?"
+                              r"(?:\s*" + _PLUS_MINUS + r"\s*\d+%)?$")
 _LKP_METRIC_TAIL = re.compile(r"^perf-profile\.[\w.$-]+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
 _SYSLOG = re.compile(r"^" + _SYSLOG_HEAD)   # any time stamp the kernel-log reader knows (rule N2)
