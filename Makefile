@@ -124,7 +124,8 @@ realworld-probe-ag|probe set AG (healthy profiles, out-of-catalog costs);\
 realworld-probe-ak|probe set AK (ticket-system and chat-tool layouts);\
 realworld-probe-an|probe set AN (healthy profiles, out-of-catalog costs, round three);\
 realworld-probe-ao|probe set AO (renamed frames of each kernel era, 2.6.18-6.13);\
-realworld-probe-al|probe set AL (third twin of the corpus, kernels 2.6.18-4.4)
+realworld-probe-al|probe set AL (third twin of the corpus, kernels 2.6.18-4.4);\
+realworld-probe-g|probe set G (infrastructure project discussions on GitHub)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
