@@ -272,6 +272,9 @@ def rejoin_words(lines: List[str]) -> List[str]:
     return out
 
 
+MIN_WRAPPED_ROWS = 3
+
+
 def _word_wrap_width(lines: List[str]) -> int:
     """The width a mail client wrapped words at: the widest line of several words; or, when every
     row of a padded table was wrapped and so no line is a mail's width any more, the widest row
@@ -296,9 +299,6 @@ def _word_wrap_width(lines: List[str]) -> int:
     if len(wider) >= MIN_WRAPPED_ROWS and 2 * len(wider) > len(joined):
         return max(wider)
     return width
-
-
-MIN_WRAPPED_ROWS = 3
 
 
 def _carried_over(head: str, line: str) -> bool:
