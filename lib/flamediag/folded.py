@@ -157,7 +157,17 @@ def is_folded(sample: bytes) -> bool:
 
     >>> is_folded(b">  48817 total   0.0197\\n>  14102 isolate_pages_global   38.3207\\n")
     False
+
+    Nor are the `function  count` rows under a `stap` command that samples the timer (`# stap -e '...
+    probe timer.profile ...'`, the root prompt looking like a comment): a SystemTap timer profile, whose
+    reader knows the command's kernel-only filter (rule AS3, realworld-probe-as case 1826):
+
+    >>> is_folded(b"# stap -e 'probe timer.profile { s[probefunc()] <<< 1 }'\\ncompact_zone 9812\\n")
+    False
     """
+    from .paste.systemtap import PROFILE_COMMAND
+    if any(PROFILE_COMMAND.match(l.decode("utf-8", "replace")) for l in sample.split(b"\n")[:20]):
+        return False
     lines = [l for l in sample.split(b"\n")[:200] if l.strip() and not l.startswith(b"#")]
     if len(sample) >= 1 << 16 and lines and not sample.endswith(b"\n"):
         lines = lines[:-1]  # last line may be cut by the sample window

@@ -104,10 +104,14 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(lockcon.read_lock_contention)
     if lockcon.starts_lock_stat(line):
         readers.append(lockcon.read_lock_stat)
+    if lockcon.starts_perf_lock_report(line):
+        readers.append(lockcon.read_perf_lock_report)
     if c2c.starts_c2c(line):
         readers.append(c2c.read_c2c)
     if eventtables.starts_event_table(line):
         readers.append(eventtables.read_event_table)
+    if eventtables.starts_wait_table(line):
+        readers.append(eventtables.read_wait_table)
     if tcpretrans.starts_tcpretrans(line):
         readers.append(tcpretrans.read_tcpretrans)
     if ftrace.starts_ftrace(line):

@@ -645,3 +645,134 @@ def _read_kvm_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block.not_cpu = ("kvm_stat counts KVM events (exits per reason, page faults, halts): how often each happened, "
                      "not how long, so it holds no CPU time; not CPU samples")
     return finish(block, start, index, f"read kvm_stat: {plural(len(block.stacks), 'KVM event')} with their counts")
+
+
+# --- tools that say where tasks wait or how the scheduler queued them: never CPU time (rule AS1) -----------
+#
+# A task's wait channel (`ps -o wchan`, /proc/PID/wchan, counted with `sort | uniq -c`) is the kernel
+# function it sleeps in: a running task has none (`0` or `-`), so every named row is a sleeping task.
+# `perf sched latency` gives each task's run time and its wakeup-to-run delays, latencytop the time tasks
+# spent blocked per cause, /proc/sched_debug the run queues' state: none says which kernel functions
+# used CPU time. Each is read and drawn, never diagnosed.
+
+WCHAN_COMMAND = re.compile(r"^\s*(?:[$#%]\s*)?(?:sudo\s+)?(?:ps\b.*\bwchan\b|.*/proc/\S+/wchan\b)")
+WCHAN_ROW = re.compile(r"^\s*(?P<count>\d+)\s+(?P<name>[A-Za-z_][\w.]*|-|0)\s*$")
+# the columns after the average delay may be on a line of their own (a mail client wrapped the row at 72)
+SCHED_LATENCY_HEADER = re.compile(r"^\s*Task\s*\|\s*Runtime ms\s*\|\s*Switches\s*\|\s*Av(?:era)?ge? delay ms\b")
+SCHED_LATENCY_ROW = re.compile(r"^\s*(?P<task>\S.*?)\s*\|\s*(?P<run>\d+(?:\.\d+)?)\s*ms\s*\|\s*\d+\s*\|"
+                               r"\s*avg:\s*[\d.]+\s*ms\b")
+SCHED_LATENCY_OTHER = re.compile(r"^\s*(?:-{10,}|TOTAL:\s*\|.*|\|\s*(?:max:|Maximum delay).*)\s*$")
+LATENCYTOP_HEADER = re.compile(r"^\s*Cause\s+Maximum\s+Percentage\s*$")
+LATENCYTOP_ROW = re.compile(r"^\s*(?P<cause>\S.*?)\s+(?P<max>\d+(?:\.\d+)?)\s*msec\s+(?P<pct>\d+(?:\.\d+)?)\s*%\s*$")
+LATENCYTOP_PROCESS = re.compile(r"^\s*Process\s+\S.*\(\d+\)\s+Total:\s*[\d.]+\s*msec\s*$")
+SCHED_DEBUG_HEADER = re.compile(r"^\s*Sched Debug Version:\s*v\d")
+SCHED_DEBUG_LINE = re.compile(r"^\s*(?:\.?[\w.()\[\]>-]+\s*:.*|cpu#\d+.*|(?:cfs|rt|dl)_rq\[\d+\]:.*|sysctl_sched|"
+                              r"runnable tasks:|-{10,}|\s*task\s+PID\s+tree-key.*|"
+                              r"[RS>]?\s*\S+\s+\d+\s+-?\d+\.\d+\s+\d+\s+\d+\s.*)\s*$")
+SCHED_DEBUG_TASK = re.compile(r"^\s*[RS>]?\s*(?P<comm>\S+)\s+(?P<pid>\d+)\s+-?\d+\.\d+\s+\d+\s+\d+\s+-?\d+\.\d+\s+"
+                              r"(?P<sum>\d+\.\d+)")
+
+
+def starts_wait_table(line: str) -> bool:
+    return bool(WCHAN_COMMAND.match(line) or SCHED_LATENCY_HEADER.match(line) or LATENCYTOP_HEADER.match(line)
+                or SCHED_DEBUG_HEADER.match(line))
+
+
+def read_wait_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """Wait channels, perf sched latency, latencytop or /proc/sched_debug from `start` (rule AS1).
+
+    >>> block = read_wait_table(["$ ps -L -o wchan:32 -p 4411 | sort | uniq -c", "    512 futex_wait_queue_me",
+    ...                          "     61 ep_poll", "      1 -"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('futex_wait_queue_me', 512.0), ('ep_poll', 61.0)], 'wait-channels', True)
+    >>> block = read_wait_table(["  Task   |   Runtime ms  | Switches | Average delay ms | Maximum delay ms |",
+    ...     "  mysqld:(41)  |   1214.331 ms |    18221 | avg:    0.041 ms | max:    4.812 ms | max at: 1.0 s"], 0)
+    >>> [(s[0][-1].name, s[1], s[2]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('[run time]', 1214331.0, 'mysqld')], 'perf-sched-latency', True)
+    """
+    line = lines[start]
+    if SCHED_LATENCY_HEADER.match(line):
+        return _read_sched_latency(lines, start)
+    if LATENCYTOP_HEADER.match(line):
+        return _read_latencytop(lines, start)
+    if SCHED_DEBUG_HEADER.match(line):
+        return _read_sched_debug(lines, start)
+    return _read_wchan(lines, start)
+
+
+def _read_wchan(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("wait-channels", start, start, unit="tasks")
+    counts: Counter = Counter()
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        row = WCHAN_ROW.match(line)
+        if row:
+            if row["name"] not in ("-", "0", "WCHAN"):
+                counts[row["name"]] += int(row["count"])
+        elif not (not line.strip() or WCHAN_COMMAND.match(line) or ELISION.match(line)
+                  or re.match(r"^\s*\d+\s+WCHAN\s*$", line)):
+            break
+        index += 1
+    block.stacks = [((Frame(name, "kernel"),), float(count), "", None, None) for name, count in counts.items()]
+    block.not_cpu = ("these are wait channels (ps -o wchan, /proc/PID/wchan): the kernel function each sleeping task "
+                     "waits in; a running task has none, so the counts are of tasks asleep, not CPU time")
+    return finish(block, start, index, f"read wait channels: {plural(len(block.stacks), 'function')} "
+                  "with the count of sleeping tasks (or reads) in each")
+
+
+def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("perf-sched-latency", start, start, unit="us")
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        row = SCHED_LATENCY_ROW.match(line)
+        if row:
+            task = re.sub(r":\(?\d*\)?$", "", row["task"].strip()) or row["task"].strip()
+            spent = float(row["run"]) * 1e3
+            if spent > 0:
+                block.stacks.append(((Frame("[run time]", "unknown"),), spent, task, None, None))
+        elif not (not line.strip() or SCHED_LATENCY_OTHER.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    block.not_cpu = ("perf sched latency gives each task's run time and how long its wakeups waited for a CPU: "
+                     "scheduling delays, with no kernel function behind the run time, not CPU samples")
+    return finish(block, start, index, f"read perf sched latency: {plural(len(block.stacks), 'task')} "
+                  "with their run time")
+
+
+def _read_latencytop(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("latencytop", start, start, unit="percent")
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        row = LATENCYTOP_ROW.match(line)
+        if row:
+            if float(row["pct"]) > 0:
+                block.stacks.append(((Frame(f"[{row['cause'].strip()}]", "unknown"),), float(row["pct"]), "",
+                                     None, None))
+        elif not (not line.strip() or LATENCYTOP_PROCESS.match(line) or LATENCYTOP_HEADER.match(line)
+                  or ELISION.match(line)):
+            break
+        index += 1
+    block.not_cpu = ("latencytop shows how long tasks were blocked, per cause (disk, fsync, locks, poll): time "
+                     "asleep, not CPU time")
+    return finish(block, start, index, f"read latencytop: {plural(len(block.stacks), 'cause')} of blocking")
+
+
+def _read_sched_debug(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    block = Block("sched-debug", start, start, unit="us")
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        task = SCHED_DEBUG_TASK.match(line)
+        if task:
+            block.stacks.append(((Frame("[run time]", "unknown"),), float(task["sum"]) * 1e3, task["comm"], None, None))
+        elif not (not line.strip() or SCHED_DEBUG_LINE.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    if not block.stacks:
+        block.stacks.append(((Frame("[run queues]", "unknown"),), 1.0, "", None, None))
+    block.not_cpu = ("/proc/sched_debug is the scheduler's state at one moment (run queues, runnable tasks and their "
+                     "accumulated run time): no kernel function's CPU time, not CPU samples")
+    return finish(block, start, index, "read /proc/sched_debug: the runnable tasks with their run time")

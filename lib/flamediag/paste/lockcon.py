@@ -355,3 +355,70 @@ def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
                            "wait): a mutex / rwsem waiter sleeps, and a spinning lock waited on in under "
                            f"{QUIET_CONTENTION:.0%} of its acquisitions is not contended")
     return block
+
+
+# -- `perf lock report` of perf 2.6.33-5.x (rule AS2) ---------------------------------------------------
+# The lockdep-based report (`perf lock record` then `perf lock report`): a row per lock class, its name
+# cut to 16 columns, then acquired / contended / [avg wait] / total wait / max wait / min wait, all waits
+# in nanoseconds, no call sites. Each row is a lock_stat class row in another layout: read the same way
+# (a spinning class's total wait is CPU time, a sleeping or uncontended class is left out); the totals
+# run over the recording, whose length the report does not print, so shares are of the table's wait.
+PERF_LOCK_REPORT_HEADER = re.compile(r"^\s*Name\s+acquired\s+contended\s+(?P<avg>avg wait \(ns\)\s+)?total wait \(ns\)"
+                                     r"\s+max wait \(ns\)\s+min wait \(ns\)\s*$")
+PERF_LOCK_REPORT_ROW = re.compile(r"^\s*(?P<name>\S.*?)\s+(?P<acquired>\d+)\s+(?P<contended>\d+)\s+(?:(?P<avg>\d+)\s+)?"
+                                  r"(?P<total>\d+)\s+\d+\s+\d+\s*$")
+
+
+# the end of a class name the report cut at its column width that can only be a mutex or semaphore's
+_CUT_SLEEPING = re.compile(r"(?:_mut|_mute|_sem|_rwse|_rws)$|mut$", re.I)
+
+
+def starts_perf_lock_report(line: str) -> bool:
+    return bool(PERF_LOCK_REPORT_HEADER.match(line))
+
+
+def read_perf_lock_report(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """`perf lock report` rows from `start` (its header) as lock classes (rule AS2).
+
+    >>> block = read_perf_lock_report([
+    ...     "               Name   acquired  contended total wait (ns)   max wait (ns)   min wait (ns)", "",
+    ...     "        dcache_lock   11290543    4211380     48312490233        1390222             512",
+    ...     "   &inode->i_mutex     410221      41203      9019227000         10023             380",
+    ...     "         &rq->lock    1104221        302          701322          7013             350"], 0)
+    >>> [(tuple(f.name for f in s[0]), s[1]) for s in block.stacks], bool(block.not_cpu)
+    ([(('_raw_spin_lock',), 48312490.233)], False)
+    """
+    has_avg = bool(PERF_LOCK_REPORT_HEADER.match(lines[start])["avg"])
+    index = start + 1
+    rows: List[Tuple[str, float, float, float]] = []
+    while index < len(lines):
+        line = lines[index]
+        row = PERF_LOCK_REPORT_ROW.match(line)
+        if row and bool(row["avg"]) == has_avg:
+            rows.append((row["name"].strip(), float(row["acquired"]), float(row["contended"]), float(row["total"]) / 1e3))
+        elif line.strip() and not ELISION.match(line):
+            break
+        index += 1
+    block = Block("perf-lock-report", start, index, unit="us", header=True)
+    sleeping = []
+    for name, acquired, contended, wait in rows:
+        if wait <= 0:
+            continue
+        last = re.split(r"->|\.", name.strip("&()"))[-1].strip("()-")
+        quiet = acquired > 0 and contended / acquired < QUIET_CONTENTION
+        entry = ((Frame("_raw_spin_lock", "kernel"),), wait, "", None, None)
+        cut = len(name) >= 16 and bool(_CUT_SLEEPING.search(last))   # `&sb->s_type->i_mut`: i_mutex_key cut
+        if _LS_SLEEPING.search(last) or cut or quiet:
+            sleeping.append(entry)
+        else:
+            block.stacks.append(entry)
+    if not block.stacks:
+        if not sleeping:
+            return Miss(index)
+        block.stacks = [((Frame("mutex_lock", "kernel"),), entry[1], "", None, None) for entry in sleeping]
+        block.not_cpu = ("this perf lock report lists only sleeping or uncontended locks (a mutex / rwsem / semaphore "
+                         f"waiter sleeps, and a lock waited on in under {QUIET_CONTENTION:.0%} of its acquisitions is "
+                         "not contended): no lock here costs CPU time")
+    return finish(block, start, index, f"read perf lock report: {plural(len(rows), 'lock row')}, "
+                  "each spinning class's total wait as its spinning (the report has no call sites and no window: "
+                  "shares are of the table's own wait)")
