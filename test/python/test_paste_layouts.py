@@ -776,6 +776,24 @@ def test_rule_ak1_jira_table_and_inline_markup_probe_ak_1665_1672():
     assert _ak_leaves(coloured) == _ak_leaves(AK_FLAT)
 
 
+def _aq_rows(text):
+    result = read_paste(text)
+    assert result.formats == ["perf-report-flat"], result.formats
+    return sorted((record.comm, record.names()[-1], round(record.weight, 2)) for record in result.profile)
+
+
+@pytest.mark.parametrize("delimiter", ["-- | -- | -- | --", "- | - | - | -", "|:-|--|-:|--|"])
+def test_rule_aq1_table_delimiter_of_one_or_two_dashes_probe_aq_1783(delimiter):
+    """Rule AQ1, found varying probe AQ case 1783 (a Kafka broker's flat report in a tracker
+    comment): GFM allows a delimiter cell of a single dash, and GitHub writes `-- | --` for a
+    table pasted from a spreadsheet or a web page; such a table is read as columns like `---`
+    (the Command column holds `purge_worker`, not `| purge_worker | [kernel.kallsyms]`)."""
+    rows = "\n".join(f"{p} | {c} | {d} | {k} {s}" for p, c, d, k, s in AK_ROWS)
+    table = "Profile:\n\nOverhead | Command | Shared Object | Symbol\n{}\n" + rows + "\n\nThe box has free memory.\n"
+    assert _aq_rows(table.format(delimiter)) == _aq_rows(table.format("--- | --- | --- | ---"))
+    assert {comm for comm, _, _ in _aq_rows(table.format(delimiter))} == {"purge_worker"}
+
+
 @pytest.mark.parametrize("gutter", [
     lambda n: f"{n:6d}\t",                 # cat -n, nl
     lambda n: f"{n}.".ljust(4),            # a pastebin's numbered view

@@ -45,7 +45,9 @@ _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|Perf
                           r"|.*\+0x[0-9a-f]+/0x)")
 _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
-_TABLE_DELIMITER = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$")
+# A delimiter cell is one dash or more (GFM's grammar; GitHub writes `-- | --` for a table pasted from
+# a spreadsheet or a web page, rule AQ1), with optional alignment colons.
+_TABLE_DELIMITER = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+(?:\|[ \t]*)?$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 # An HTML table exported by a wiki or a ticket system (Confluence, ServiceNow): a row per `<tr>`, its
 # cells two spaces apart, as `_untable` lays out a Markdown table (rule AK1).
@@ -248,6 +250,16 @@ def _untable(lines: List[str]) -> List[str]:
 
     >>> _untable(["||Overhead||Command||Symbol||", "|22.71%|kswapd0|[k] shrink_slab|", "", "text"])
     ['  Overhead  Command  Symbol', '  22.71%  kswapd0  [k] shrink_slab', '', 'text']
+
+    A delimiter cell may be a single dash or two, as GitHub writes a pasted spreadsheet's table
+    (rule AQ1); a header whose cells do not match the delimiter's in number is no table:
+
+    >>> _untable(["Overhead | Symbol", "-- | --", "27.44% | smp_call_function_many"])
+    ['  Overhead  Symbol', '  27.44%  smp_call_function_many']
+    >>> _untable(["| a | b |", "|:-|-:|", "| 1 | 2 |"])
+    ['  a  b', '  1  2']
+    >>> _untable(["a | b | c", "- | -", "1 | 2 | 3"])
+    ['a | b | c', '- | -', '1 | 2 | 3']
     """
     out: List[str] = []
     index = 0
@@ -260,7 +272,7 @@ def _untable(lines: List[str]) -> List[str]:
                 out.append("  " + "  ".join(_cells(lines[index])))
                 index += 1
             continue
-        if (index + 1 < len(lines) and "---" in lines[index + 1] and _TABLE_ROW.search(line)
+        if (index + 1 < len(lines) and "-" in lines[index + 1] and _TABLE_ROW.search(line)
                 and _TABLE_DELIMITER.match(lines[index + 1])
                 and len(_cells(line)) == len(_cells(lines[index + 1])) and any(_cells(line))):
             out.append("  " + "  ".join(_cells(line)))
