@@ -49,6 +49,7 @@ class Match:
     claimed_by: Set[str] = field(default_factory=set)       # ... because these frames were listed
     rivals: Set[str] = field(default_factory=set)           # ... which these playbooks also identified
     unlisted: float = 0.0                                   # pasted listing: busy weight of entries left out
+    kernel: float = 0.0                                     # busy weight whose leaf is a kernel frame (rule AR1)
     seconds: Counter = field(default_factory=Counter)       # second index -> matched weight (timed inputs)
 
     @property
@@ -292,6 +293,8 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     unlisted = unlisted_busy(profile)
     result = Match(playbook, flat=not profile.ancestry, unlisted=unlisted)
     result.busy = busy.total + unlisted
+    result.kernel = sum(record.weight for record, _, _ in busy
+                        if record.frames and record.frames[-1].kind == "kernel")
     hits = {}
     # a call-graph paste's rows pasted without their chain are a flat listing beside the graphs:
     # matched as flat entries (by distinctive frames) when no path claimed them

@@ -41,6 +41,8 @@ FLAT_CAP = 0.74                     # just below "high"
 # many to name a problem; fewer, beside more idle samples, is an idle machine
 FEW_BUSY = MIN_BUSY
 FEW_BUSY_CAP = 0.49                 # just below "medium"
+# rule AR1: a signature holding this much of the kernel's busy samples is what the kernel spends its time on
+DOMINANT = 2 / 3
 HIGH, MEDIUM = 0.75, 0.5
 SETTING_PREFIXES = ("sysctl.", "thp.", "modparam.", "nic.", "clocksource.", "cpufreq.", "tuned.", "numa.")
 
@@ -315,6 +317,10 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
     unjudged = _required_but_unknown(match, conc_evidence)
     score = stack_score(match, strong_only=unjudged) + bonus
     evidence = [_stack_evidence(match, stack_source)] + ([conc_evidence] if conc_evidence else [])
+    dominant = None if unjudged else kernel_dominant(match)
+    if dominant and score < MEDIUM:
+        score = MEDIUM
+        evidence.append(dominant)
     if unjudged and match.strong < match.matched:
         evidence.append(Evidence("absence", "the defining concentration cannot be judged from this input, so only "
                                             f"the signature's strong form counts ({pct(match.strong_share)})",
@@ -340,6 +346,33 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
         score = FEW_BUSY_CAP
         evidence.append(Evidence("absence", few, "", False))
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
+
+
+def kernel_dominant(match: Match) -> Optional[Evidence]:
+    """Rule AR1: the kernel's time is this problem. A signature whose strong form holds at least
+    DOMINANT of the busy samples whose leaf is a kernel frame (a weak form only suggests the problem:
+    an IPI wait for irq-storm, plain switching for sched-overhead), and at least twice its playbook's
+    `min_share` of all busy samples, is what the kernel spends its time on: medium at least, however
+    far below `strong_share` it is (a modest cost its reporter saw: compaction at 14 % of a JVM host, TLB
+    shootdowns at 13 % of a Go service). Healthy look-alikes carry the same frames below min_share,
+    or beside other kernel work that outweighs them.
+
+    >>> from types import SimpleNamespace as NS
+    >>> pb = NS(signature={"min_share": 0.05})
+    >>> kernel_dominant(NS(playbook=pb, strong=13.0, kernel=16.0, share=0.13)).value
+    0.8125
+    >>> kernel_dominant(NS(playbook=pb, strong=13.0, kernel=24.0, share=0.13)) is None   # other kernel work
+    True
+    >>> kernel_dominant(NS(playbook=pb, strong=8.0, kernel=9.0, share=0.08)) is None     # under 2 x min_share
+    True
+    """
+    kernel = getattr(match, "kernel", 0.0)
+    if kernel <= 0 or match.strong < DOMINANT * kernel or match.share < 2 * match.playbook.signature["min_share"]:
+        return None
+    held = match.strong / kernel
+    return Evidence("stacks", f"the signature holds {pct(held)} of the samples spent in the kernel: the kernel's "
+                              "time is this problem", fact="stacks.kernel_dominant", value=round(held, 4), op="ge",
+                    threshold=DOMINANT)
 
 
 def stack_score(match: Match, strong_only: bool = False) -> float:

@@ -205,3 +205,23 @@ def test_flat_note_says_which_thread_stands_for_the_path_and_whose_frames_are_be
     assert "because kworker/u16:2+e runs this path's worker_thread and nothing else" in kworker
     kswapd = evidence("hand-perf-top-sort-comm-allocators-shrink-beside-kswapd-direct-reclaim.txt")
     assert "are listed for the same command, beside kswapd0's shrink_inactive_list" in kswapd
+
+
+def _user_heavy(matched, kernel_other, user):
+    p = Profile(ancestry=True)
+    p.add([Frame("zone_reclaim", "kernel"), Frame("_spin_lock_irq", "kernel")], matched, cpu=0, comm="java")
+    if kernel_other:
+        p.add([Frame("other", "kernel")], kernel_other, cpu=0, comm="java")
+    p.add([Frame("main", "user"), Frame("work", "user")], user, cpu=0, comm="java")
+    return p
+
+
+def test_rule_ar1_kernel_dominant_signature_is_medium_at_a_modest_share():
+    """Rule AR1 (realworld-probe-ar cases 1803, 1807, 1815): 13 % of samples, nearly all the kernel's
+    time, is medium; the same 13 % beside more kernel work, or 8 % (under twice min_share), stays low."""
+    def conf(matched, kernel_other, user):
+        result = score_match(match_playbook(book(), _user_heavy(matched, kernel_other, user)), StubFacts({}), 1)
+        return result.confidence if isinstance(result, Finding) else "ruled out"
+    assert conf(13, 2, 85) == "medium"
+    assert conf(13, 20, 67) == "low"
+    assert conf(8, 0, 92) == "low"
