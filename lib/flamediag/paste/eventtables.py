@@ -657,6 +657,7 @@ def _read_kvm_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 WCHAN_COMMAND = re.compile(r"^\s*(?:[$#%]\s*)?(?:sudo\s+)?(?:ps\b.*\bwchan\b|.*/proc/\S+/wchan\b)")
 WCHAN_ROW = re.compile(r"^\s*(?P<count>\d+)\s+(?P<name>[A-Za-z_][\w.]*|-|0)\s*$")
+WCHAN_OTHER = re.compile(WCHAN_COMMAND.pattern + r"|^\s*\d+\s+WCHAN\s*$")
 # the columns after the average delay may be on a line of their own (a mail client wrapped the row at 72)
 SCHED_LATENCY_HEADER = re.compile(r"^\s*Task\s*\|\s*Runtime ms\s*\|\s*Switches\s*\|\s*Av(?:era)?ge? delay ms\b")
 SCHED_LATENCY_ROW = re.compile(r"^\s*(?P<task>\S.*?)\s*\|\s*(?P<run>\d+(?:\.\d+)?)\s*ms\s*\|\s*\d+\s*\|"
@@ -665,6 +666,7 @@ SCHED_LATENCY_OTHER = re.compile(r"^\s*(?:-{10,}|TOTAL:\s*\|.*|\|\s*(?:max:|Maxi
 LATENCYTOP_HEADER = re.compile(r"^\s*Cause\s+Maximum\s+Percentage\s*$")
 LATENCYTOP_ROW = re.compile(r"^\s*(?P<cause>\S.*?)\s+(?P<max>\d+(?:\.\d+)?)\s*msec\s+(?P<pct>\d+(?:\.\d+)?)\s*%\s*$")
 LATENCYTOP_PROCESS = re.compile(r"^\s*Process\s+\S.*\(\d+\)\s+Total:\s*[\d.]+\s*msec\s*$")
+LATENCYTOP_OTHER = re.compile(LATENCYTOP_PROCESS.pattern + "|" + LATENCYTOP_HEADER.pattern)
 SCHED_DEBUG_HEADER = re.compile(r"^\s*Sched Debug Version:\s*v\d")
 SCHED_DEBUG_LINE = re.compile(r"^\s*(?:\.?[\w.()\[\]>-]+\s*:.*|cpu#\d+.*|(?:cfs|rt|dl)_rq\[\d+\]:.*|sysctl_sched|"
                               r"runnable tasks:|-{10,}|\s*task\s+PID\s+tree-key.*|"
@@ -700,20 +702,33 @@ def read_wait_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return _read_wchan(lines, start)
 
 
+def _rows_of(lines: Sequence[str], start: int, row: "re.Pattern[str]", other: "re.Pattern[str]") -> Tuple[list, int]:
+    """The matches of `row` below line `start`, up to the first line that is neither a row, a line
+    `other` matches, blank nor elided; and that line's index.
+
+    >>> _rows_of(["Cause  Maximum  Percentage", "fsync  80.1 msec  41.0 %", "", "Process x (1) Total: 9.0 msec",
+    ...           "more prose"], 0, LATENCYTOP_ROW, LATENCYTOP_PROCESS)[1]
+    4
+    """
+    found, index = [], start + 1
+    while index < len(lines):
+        line = lines[index]
+        match = row.match(line)
+        if match:
+            found.append(match)
+        elif line.strip() and not other.match(line) and not ELISION.match(line):
+            break
+        index += 1
+    return found, index
+
+
 def _read_wchan(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("wait-channels", start, start, unit="tasks")
     counts: Counter = Counter()
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        row = WCHAN_ROW.match(line)
-        if row:
-            if row["name"] not in ("-", "0", "WCHAN"):
-                counts[row["name"]] += int(row["count"])
-        elif not (not line.strip() or WCHAN_COMMAND.match(line) or ELISION.match(line)
-                  or re.match(r"^\s*\d+\s+WCHAN\s*$", line)):
-            break
-        index += 1
+    rows, index = _rows_of(lines, start, WCHAN_ROW, WCHAN_OTHER)
+    for row in rows:
+        if row["name"] not in ("-", "0", "WCHAN"):
+            counts[row["name"]] += int(row["count"])
     block.stacks = [((Frame(name, "kernel"),), float(count), "", None, None) for name, count in counts.items()]
     block.not_cpu = ("these are wait channels (ps -o wchan, /proc/PID/wchan): the kernel function each sleeping task "
                      "waits in; a running task has none, so the counts are of tasks asleep, not CPU time")
@@ -723,18 +738,12 @@ def _read_wchan(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("perf-sched-latency", start, start, unit="us")
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        row = SCHED_LATENCY_ROW.match(line)
-        if row:
-            task = re.sub(r":\(?\d*\)?$", "", row["task"].strip()) or row["task"].strip()
-            spent = float(row["run"]) * 1e3
-            if spent > 0:
-                block.stacks.append(((Frame("[run time]", "unknown"),), spent, task, None, None))
-        elif not (not line.strip() or SCHED_LATENCY_OTHER.match(line) or ELISION.match(line)):
-            break
-        index += 1
+    rows, index = _rows_of(lines, start, SCHED_LATENCY_ROW, SCHED_LATENCY_OTHER)
+    for row in rows:
+        task = re.sub(r":\(?\d*\)?$", "", row["task"].strip()) or row["task"].strip()
+        spent = float(row["run"]) * 1e3
+        if spent > 0:
+            block.stacks.append(((Frame("[run time]", "unknown"),), spent, task, None, None))
     block.not_cpu = ("perf sched latency gives each task's run time and how long its wakeups waited for a CPU: "
                      "scheduling delays, with no kernel function behind the run time, not CPU samples")
     return finish(block, start, index, f"read perf sched latency: {plural(len(block.stacks), 'task')} "
@@ -743,18 +752,9 @@ def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_latencytop(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("latencytop", start, start, unit="percent")
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        row = LATENCYTOP_ROW.match(line)
-        if row:
-            if float(row["pct"]) > 0:
-                block.stacks.append(((Frame(f"[{row['cause'].strip()}]", "unknown"),), float(row["pct"]), "",
-                                     None, None))
-        elif not (not line.strip() or LATENCYTOP_PROCESS.match(line) or LATENCYTOP_HEADER.match(line)
-                  or ELISION.match(line)):
-            break
-        index += 1
+    rows, index = _rows_of(lines, start, LATENCYTOP_ROW, LATENCYTOP_OTHER)
+    block.stacks = [((Frame(f"[{row['cause'].strip()}]", "unknown"),), float(row["pct"]), "", None, None)
+                    for row in rows if float(row["pct"]) > 0]
     block.not_cpu = ("latencytop shows how long tasks were blocked, per cause (disk, fsync, locks, poll): time "
                      "asleep, not CPU time")
     return finish(block, start, index, f"read latencytop: {plural(len(block.stacks), 'cause')} of blocking")
@@ -762,15 +762,9 @@ def _read_latencytop(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_sched_debug(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("sched-debug", start, start, unit="us")
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        task = SCHED_DEBUG_TASK.match(line)
-        if task:
-            block.stacks.append(((Frame("[run time]", "unknown"),), float(task["sum"]) * 1e3, task["comm"], None, None))
-        elif not (not line.strip() or SCHED_DEBUG_LINE.match(line) or ELISION.match(line)):
-            break
-        index += 1
+    tasks, index = _rows_of(lines, start, SCHED_DEBUG_TASK, SCHED_DEBUG_LINE)
+    block.stacks = [((Frame("[run time]", "unknown"),), float(task["sum"]) * 1e3, task["comm"], None, None)
+                    for task in tasks]
     if not block.stacks:
         block.stacks.append(((Frame("[run queues]", "unknown"),), 1.0, "", None, None))
     block.not_cpu = ("/proc/sched_debug is the scheduler's state at one moment (run queues, runnable tasks and their "
