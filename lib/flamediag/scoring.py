@@ -366,10 +366,10 @@ def kernel_dominant(match: Match) -> Optional[Evidence]:
     >>> kernel_dominant(NS(playbook=pb, strong=8.0, kernel=9.0, share=0.08)) is None     # under 2 x min_share
     True
     """
-    kernel = getattr(match, "kernel", 0.0)
-    if kernel <= 0 or match.strong < DOMINANT * kernel or match.share < 2 * match.playbook.signature["min_share"]:
+    twice_min_share = 2 * match.playbook.signature["min_share"]
+    if match.kernel <= 0 or match.strong < DOMINANT * match.kernel or match.share < twice_min_share:
         return None
-    held = match.strong / kernel
+    held = match.strong / match.kernel
     return Evidence("stacks", f"the signature holds {pct(held)} of the samples spent in the kernel: the kernel's "
                               "time is this problem", fact="stacks.kernel_dominant", value=round(held, 4), op="ge",
                     threshold=DOMINANT)
