@@ -239,9 +239,21 @@ def _contended(numbers: List[float]) -> bool:
     True
     """
     at = 7 if len(numbers) >= 12 else 6
-    if len(numbers) <= at or numbers[at] <= 0:
-        return True
-    return numbers[1] / numbers[at] >= QUIET_CONTENTION
+    return _often_contended(numbers[1], numbers[at] if len(numbers) > at else 0.0)
+
+
+def _often_contended(contentions: float, acquisitions: float) -> bool:
+    """At least QUIET_CONTENTION of the acquisitions contended; True when acquisitions are unknown (0)."""
+    return acquisitions <= 0 or contentions / acquisitions >= QUIET_CONTENTION
+
+
+def _sleeping_class(name: str) -> bool:
+    """A class named as a mutex, semaphore or rwsem by its last component (`&(&zone->lock)->rlock`: rlock)."""
+    return bool(_LS_SLEEPING.search(_class_tail(name)))
+
+
+def _class_tail(name: str) -> str:
+    return re.split(r"->|\.", name.strip("&()"))[-1].strip("()-")
 
 
 def _lock_stat_line(tokens: List[str]) -> bool:
@@ -320,8 +332,7 @@ def read_lock_stat(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         wait = row["numbers"][4]
         if wait <= 0:
             continue
-        last = re.split(r"->|\.", row["name"].strip("&()"))[-1].strip("()")
-        spins = not _LS_SLEEPING.search(last) and _contended(row["numbers"])
+        spins = not _sleeping_class(row["name"]) and _contended(row["numbers"])
         lock = {"-R": "_raw_read_lock", "-W": "_raw_write_lock"}.get(row["side"], "_raw_spin_lock") if spins else None
         sites = by_name.get(row["name"]) or [[1, None]]
         total = sum(count for count, _ in sites) or 1
@@ -404,11 +415,10 @@ def read_perf_lock_report(lines: Sequence[str], start: int) -> Union[Block, Miss
     for name, acquired, contended, wait in rows:
         if wait <= 0:
             continue
-        last = re.split(r"->|\.", name.strip("&()"))[-1].strip("()-")
-        quiet = acquired > 0 and contended / acquired < QUIET_CONTENTION
         entry = ((Frame("_raw_spin_lock", "kernel"),), wait, "", None, None)
-        cut = len(name) >= 16 and bool(_CUT_SLEEPING.search(last))   # `&sb->s_type->i_mut`: i_mutex_key cut
-        if _LS_SLEEPING.search(last) or cut or quiet:
+        # `&sb->s_type->i_mut`: i_mutex_key cut at the report's column width
+        cut = len(name) >= 16 and bool(_CUT_SLEEPING.search(_class_tail(name)))
+        if _sleeping_class(name) or cut or not _often_contended(contended, acquired):
             sleeping.append(entry)
         else:
             block.stacks.append(entry)
