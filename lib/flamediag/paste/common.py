@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -91,6 +91,29 @@ def finish(block: Block, start: int, end: int, *notes: str) -> Union[Block, Miss
 
 # Lines an author puts where they cut output: they keep a block open, frames are missing there.
 ELISION = re.compile(r"^\s*(?:\.{1,6}|\[\.\.\.\]|\[?<?(?:snip|SNIP|Snip|cut|CUT)>?\]?|\u2026|\(\.\.\.\)|-- ?snip ?--)\s*$")
+
+
+RowFinder = Callable[[str], Optional["re.Match[str]"]]
+
+
+def rows_of(lines: Sequence[str], first: int, row: RowFinder, other: Optional[RowFinder] = None) -> Tuple[list, int]:
+    """What `row` finds in the lines from `first` on, up to the first line that is neither a row, a line
+    `other` finds, blank nor elided; and that line's index (where the table ends).
+
+    >>> rows_of(["a 1", "", "...", "b 2", "a note", "prose"], 0, re.compile(r"(\\w) (\\d)$").match,
+    ...         re.compile("a note").match)
+    ([<re.Match object; span=(0, 3), match='a 1'>, <re.Match object; span=(0, 3), match='b 2'>], 5)
+    """
+    found, index = [], first
+    while index < len(lines):
+        line = lines[index]
+        match = row(line)
+        if match:
+            found.append(match)
+        elif line.strip() and not (other and other(line)) and not ELISION.match(line):
+            break
+        index += 1
+    return found, index
 
 
 # An author's remark written after a frame on the same line (rule W1): blanks, then an arrow

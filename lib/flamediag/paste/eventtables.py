@@ -146,7 +146,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..offcpu import syscall_time_reason
 from ..profile import Frame
-from .common import ELISION, Block, Miss, finish, plural
+from .common import ELISION, Block, Miss, finish, plural, rows_of
 
 # --- bcc softirqs / hardirqs ------------------------------------------------------------------
 
@@ -522,21 +522,15 @@ def _read_mm_stalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("bcc-compactsnoop" if compaction else "bcc-drsnoop", start, start, unit="us", header=True)
     times: List[float] = []
     last_lat = 0.0
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        found = row_re.match(line)
-        if found:
-            lat = float(found["lat"]) * 1e3
-            names = _compaction_frames(found["comm"], int(found["order"])) if compaction else DIRECT_RECLAIM
-            if lat > 0:
-                block.stacks.append((tuple(Frame(n, "kernel") for n in names), lat, found["comm"], None, None))
-            if found["time"]:
-                times.append(float(found["time"]))
-                last_lat = lat
-        elif not (not line.strip() or ELISION.match(line) or line.strip() == "^C"):
-            break
-        index += 1
+    rows, index = rows_of(lines, start + 1, row_re.match, lambda line: line.strip() == "^C")
+    for found in rows:
+        lat = float(found["lat"]) * 1e3
+        names = _compaction_frames(found["comm"], int(found["order"])) if compaction else DIRECT_RECLAIM
+        if lat > 0:
+            block.stacks.append((tuple(Frame(n, "kernel") for n in names), lat, found["comm"], None, None))
+        if found["time"]:
+            times.append(float(found["time"]))
+            last_lat = lat
     if block.stacks and len(times) == len(block.stacks) and len(times) > 1:
         span = (max(times) - min(times)) * 1e6 + last_lat
         block.whole = max(span, sum(stack[1] for stack in block.stacks))
@@ -548,16 +542,10 @@ def _read_mm_stalls(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 def _read_function_profile(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """trace_stat/function<cpu>: time per function from entry to return (children and sleep included)."""
     block = Block("ftrace-function-profile", start, start, unit="us")
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        found = PROFILER_ROW.match(line)
-        if found:
-            if float(found["time"]) > 0:
-                block.stacks.append(((Frame(found["name"], "kernel"),), float(found["time"]), "", None, None))
-        elif not (not line.strip() or PROFILER_RULE.match(line) or PROFILER_TAIL.match(line) or ELISION.match(line)):
-            break
-        index += 1
+    rows, index = rows_of(lines, start + 1, PROFILER_ROW.match,
+                          lambda line: PROFILER_RULE.match(line) or PROFILER_TAIL.match(line))
+    block.stacks = [((Frame(found["name"], "kernel"),), float(found["time"]), "", None, None)
+                    for found in rows if float(found["time"]) > 0]
     block.not_cpu = ("this is ftrace's function profiler (trace_stat): each call timed from entry to return, the "
                      "functions it calls and (with the sleep-time option, the default) its time asleep included, "
                      "so schedule and the blocking calls lead it; wall time, not CPU samples")
@@ -702,30 +690,10 @@ def read_wait_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     return _read_wchan(lines, start)
 
 
-def _rows_of(lines: Sequence[str], start: int, row: "re.Pattern[str]", other: "re.Pattern[str]") -> Tuple[list, int]:
-    """The matches of `row` below line `start`, up to the first line that is neither a row, a line
-    `other` matches, blank nor elided; and that line's index.
-
-    >>> _rows_of(["Cause  Maximum  Percentage", "fsync  80.1 msec  41.0 %", "", "Process x (1) Total: 9.0 msec",
-    ...           "more prose"], 0, LATENCYTOP_ROW, LATENCYTOP_PROCESS)[1]
-    4
-    """
-    found, index = [], start + 1
-    while index < len(lines):
-        line = lines[index]
-        match = row.match(line)
-        if match:
-            found.append(match)
-        elif line.strip() and not other.match(line) and not ELISION.match(line):
-            break
-        index += 1
-    return found, index
-
-
 def _read_wchan(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("wait-channels", start, start, unit="tasks")
     counts: Counter = Counter()
-    rows, index = _rows_of(lines, start, WCHAN_ROW, WCHAN_OTHER)
+    rows, index = rows_of(lines, start + 1, WCHAN_ROW.match, WCHAN_OTHER.match)
     for row in rows:
         if row["name"] not in ("-", "0", "WCHAN"):
             counts[row["name"]] += int(row["count"])
@@ -738,7 +706,7 @@ def _read_wchan(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("perf-sched-latency", start, start, unit="us")
-    rows, index = _rows_of(lines, start, SCHED_LATENCY_ROW, SCHED_LATENCY_OTHER)
+    rows, index = rows_of(lines, start + 1, SCHED_LATENCY_ROW.match, SCHED_LATENCY_OTHER.match)
     for row in rows:
         task = re.sub(r":\(?\d*\)?$", "", row["task"].strip()) or row["task"].strip()
         spent = float(row["run"]) * 1e3
@@ -752,7 +720,7 @@ def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_latencytop(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("latencytop", start, start, unit="percent")
-    rows, index = _rows_of(lines, start, LATENCYTOP_ROW, LATENCYTOP_OTHER)
+    rows, index = rows_of(lines, start + 1, LATENCYTOP_ROW.match, LATENCYTOP_OTHER.match)
     block.stacks = [((Frame(f"[{row['cause'].strip()}]", "unknown"),), float(row["pct"]), "", None, None)
                     for row in rows if float(row["pct"]) > 0]
     block.not_cpu = ("latencytop shows how long tasks were blocked, per cause (disk, fsync, locks, poll): time "
@@ -762,7 +730,7 @@ def _read_latencytop(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 
 def _read_sched_debug(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("sched-debug", start, start, unit="us")
-    tasks, index = _rows_of(lines, start, SCHED_DEBUG_TASK, SCHED_DEBUG_LINE)
+    tasks, index = rows_of(lines, start + 1, SCHED_DEBUG_TASK.match, SCHED_DEBUG_LINE.match)
     block.stacks = [((Frame("[run time]", "unknown"),), float(task["sum"]) * 1e3, task["comm"], None, None)
                     for task in tasks]
     if not block.stacks:

@@ -88,7 +88,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from ..kernelnames import normalize
 from ..offcpu import SWITCH_LEAVES
 from ..profile import Frame
-from .common import ELISION, Block, Miss, finish, plural
+from .common import ELISION, Block, Miss, finish, plural, rows_of
 
 ARROW = re.compile(r"^\s*=>\s+(?:<(?P<user>[0-9a-f]{6,16})>|(?P<sym>[A-Za-z_][\w.$]*)(?:\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)?"
                    r"(?:\s+\(?[0-9a-f]{6,16}\)?)?(?:\s+\[[\w.-]+\])?)\s*$")
@@ -214,14 +214,9 @@ def _work_item(function: str) -> Tuple[Frame, ...]:
 
 def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("ftrace-workqueue-events", start, start, unit="events", not_cpu=WQ_NOT_CPU)
-    index = start
-    while index < len(lines):
-        found = WQ_EVENT.match(lines[index])
-        if found:
-            block.stacks.append((_work_item(normalize(found["fn"])), 1.0, found["comm"].strip(), int(found["cpu"]), None))
-        elif not (not lines[index].strip() or ELISION.match(lines[index])):
-            break
-        index += 1
+    events, index = rows_of(lines, start, WQ_EVENT.match)
+    block.stacks = [(_work_item(normalize(found["fn"])), 1.0, found["comm"].strip(), int(found["cpu"]), None)
+                    for found in events]
     return finish(block, start, index, f"read workqueue_execute_start events: {plural(len(block.stacks), 'work item')}, "
                   "each as worker_thread -> process_one_work -> its work function")
 
@@ -229,15 +224,10 @@ def _read_workqueue_events(lines: Sequence[str], start: int) -> Union[Block, Mis
 def _read_workqueue_hogs(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("workqueue-cpu-hog-report", start, start, unit="events", not_cpu=WQ_HOG_NOT_CPU)
     counts: Dict[str, int] = {}
-    index = start
-    while index < len(lines):
-        found = WQ_HOG.search(lines[index])
-        if found:
-            name = normalize(found["fn"])
-            counts[name] = max(counts.get(name, 0), int(found["count"]))   # each report repeats the running count
-        elif not (not lines[index].strip() or ELISION.match(lines[index])):
-            break
-        index += 1
+    reports, index = rows_of(lines, start, WQ_HOG.search)
+    for found in reports:
+        name = normalize(found["fn"])
+        counts[name] = max(counts.get(name, 0), int(found["count"]))   # each report repeats the running count
     block.stacks = [(_work_item(name), float(count), "", None, None) for name, count in counts.items()]
     return finish(block, start, index, f"read the workqueue's CPU-hog reports: {plural(len(block.stacks), 'work function')}, "
                   "each weighted by its count of long runs (not CPU samples)")

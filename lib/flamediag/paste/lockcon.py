@@ -43,7 +43,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from ..kernelnames import normalize
 from ..profile import Frame
-from .common import ELISION, Block, Miss, finish, plural
+from .common import ELISION, Block, Miss, finish, plural, rows_of
 
 HEADER = re.compile(r"^\s*contended\s+total wait\s+max wait\s+avg wait\s+type\s+(?P<last>caller|pid\s+comm|"
                     r"address\s+symbol|owner|lock\s+name|.+)\s*$")
@@ -400,19 +400,17 @@ def read_perf_lock_report(lines: Sequence[str], start: int) -> Union[Block, Miss
     ([(('_raw_spin_lock',), 48312490.233)], False)
     """
     has_avg = bool(PERF_LOCK_REPORT_HEADER.match(lines[start])["avg"])
-    index = start + 1
-    rows: List[Tuple[str, float, float, float]] = []
-    while index < len(lines):
-        line = lines[index]
+
+    def row_of(line: str) -> Optional["re.Match[str]"]:
         row = PERF_LOCK_REPORT_ROW.match(line)
-        if row and bool(row["avg"]) == has_avg:
-            rows.append((row["name"].strip(), float(row["acquired"]), float(row["contended"]), float(row["total"]) / 1e3))
-        elif line.strip() and not ELISION.match(line):
-            break
-        index += 1
+        return row if row and bool(row["avg"]) == has_avg else None    # the avg column the header names, or none
+
+    rows, index = rows_of(lines, start + 1, row_of)
     block = Block("perf-lock-report", start, index, unit="us", header=True)
     sleeping = []
-    for name, acquired, contended, wait in rows:
+    for row in rows:
+        name, acquired, contended = row["name"].strip(), float(row["acquired"]), float(row["contended"])
+        wait = float(row["total"]) / 1e3
         if wait <= 0:
             continue
         entry = ((Frame("_raw_spin_lock", "kernel"),), wait, "", None, None)

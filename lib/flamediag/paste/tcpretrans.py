@@ -88,7 +88,7 @@ import re
 from typing import Optional, Sequence, Tuple, Union
 
 from ..profile import Frame
-from .common import ELISION, Block, Miss, finish, plural
+from .common import ELISION, Block, Miss, finish, plural, rows_of
 
 _ADDR = r"\S+:\d+"
 HEADER = re.compile(r"^\s*TIME(?:\(s\))?\s+PID\s+(?:IP\s+)?LADDR:LPORT\s+(?:T>\s+)?RADDR:RPORT\s+STATE\b")
@@ -186,18 +186,12 @@ def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_drops(lines, start)
     counted = bool(COUNT_HEADER.match(lines[start]))
     block = Block("bcc-tcpretrans", start, start, unit="events", header=True)
-    index = start + 1
-    while index < len(lines):
-        line = lines[index]
-        row = (COUNT_ROW if counted else ROW).match(line)
-        if row:
-            weight = float(row["count"]) if counted else 1.0
-            name = TRACED["R"] if counted else TRACED.get(row["kind"], TRACED["R"])
-            if weight > 0:
-                block.stacks.append(((Frame(name, "kernel"),), weight, "", None, None))
-        elif line.strip():
-            break
-        index += 1
+    rows, index = rows_of(lines, start + 1, (COUNT_ROW if counted else ROW).match)
+    for row in rows:
+        weight = float(row["count"]) if counted else 1.0
+        name = TRACED["R"] if counted else TRACED.get(row["kind"], TRACED["R"])
+        if weight > 0:
+            block.stacks.append(((Frame(name, "kernel"),), weight, "", None, None))
     events = int(sum(weight for _, weight, *_ in block.stacks))
     return finish(block, start, index,
                   f"read tcpretrans: {plural(events, 'retransmitted segment')} (the tool traces tcp_retransmit_skb: "
@@ -207,18 +201,13 @@ def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 def _read_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     """Tracepoint event lines without stacks (a stack under one is the perf script reader's)."""
     block = Block("tcp-retransmit-events", start, start, unit="events")
-    index = start
-    while index < len(lines):
-        event = EVENT.match(lines[index])
-        traced = None if event else TRACE.match(lines[index])
-        if event:
-            block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, event["comm"].strip(), int(event["cpu"]), None))
-        elif traced:
-            comm = traced["comm"].lstrip(":") if traced["comm"] != ":0" else "<idle>"
+    rows, index = rows_of(lines, start, lambda line: EVENT.match(line) or TRACE.match(line))
+    for row in rows:
+        if row.re is EVENT:
+            block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, row["comm"].strip(), int(row["cpu"]), None))
+        else:
+            comm = row["comm"].lstrip(":") if row["comm"] != ":0" else "<idle>"
             block.stacks.append(((Frame(TRACED["R"], "kernel"),), 1.0, comm, None, None))
-        elif lines[index].strip() and not ELISION.match(lines[index]):
-            break
-        index += 1
     return finish(block, start, index,
                   f"read tcp:tcp_retransmit_skb events: {plural(len(block.stacks), 'retransmitted segment')} "
                   "(the tracepoint fires in tcp_retransmit_skb: each line is one retransmission, no call stacks)")
