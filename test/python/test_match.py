@@ -137,6 +137,12 @@ def test_wildcard_canary_matches_every_busy_sample():
     assert by_id["always-fires"].matched == 3 and by_id["never-fires"].matched == 0
 
 
+def lock_and_receive_work(books, prof):
+    """Samples of `prof` that spinlock-contention and nic-softirq each take: a lock spun on inside
+    NET_RX is one's or the other's, never both."""
+    return tuple(match_playbook(books[name], prof).matched for name in ("spinlock-contention", "nic-softirq"))
+
+
 def test_lock_taken_by_conntrack_inside_net_rx_is_lock_contention_not_receive_work():
     """Rule A9 (realworld-probe-a case 703): a spin lock is named by its direct caller (rule 18), also
     inside NET_RX: spun on from __nf_conntrack_confirm it is the conntrack table's lock, contention
@@ -149,14 +155,12 @@ def test_lock_taken_by_conntrack_inside_net_rx_is_lock_contention_not_receive_wo
                     6, {"comm": "ksoftirqd/7"}),
                    ("ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq",
                     4, {"comm": "ksoftirqd/7"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 6
-    assert match_playbook(books["nic-softirq"], prof).matched == 4
+    assert lock_and_receive_work(books, prof) == (6, 4)
     # the look-alike: a lock the receive path takes for itself (no shared-state locker above it) is
     # still the receive work of nic-softirq, not the fallback's
     own = profile(("ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;"
                    "ixgbe_clean_rx_irq;napi_gro_receive;_raw_spin_lock", 5, {"comm": "ksoftirqd/7"}))
-    assert match_playbook(books["nic-softirq"], own).matched == 5
-    assert match_playbook(books["spinlock-contention"], own).matched == 0
+    assert lock_and_receive_work(books, own) == (0, 5)
 
 
 def test_lock_taken_by_a_bpf_map_inside_net_rx_is_lock_contention_not_receive_work():
@@ -171,8 +175,7 @@ def test_lock_taken_by_a_bpf_map_inside_net_rx_is_lock_contention_not_receive_wo
          "cls_bpf_classify;bpf_prog_c1d3e8c2b39c37d0_cil_from_contai;htab_lru_map_update_elem;"
     prof = profile((rx + "bpf_lru_pop_free;_raw_spin_lock;native_queued_spin_lock_slowpath", 35, {"comm": "nginx"}),
                    (rx + "htab_map_hash", 3, {"comm": "nginx"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 35
-    assert match_playbook(books["nic-softirq"], prof).matched == 3
+    assert lock_and_receive_work(books, prof) == (35, 3)
 
 
 def test_rule_ad1_bridge_fdb_and_ip_fragment_locks_inside_net_rx_are_lock_contention():
@@ -186,20 +189,17 @@ def test_rule_ad1_bridge_fdb_and_ip_fragment_locks_inside_net_rx_are_lock_conten
          "ixgbe_clean_rx_irq;napi_gro_receive;__netif_receive_skb_core;br_handle_frame;br_handle_frame_finish;"
     prof = profile((rx + "br_fdb_update;_raw_spin_lock;queued_spin_lock_slowpath", 38, {"comm": "ksoftirqd/3"}),
                    (rx + "br_fdb_update;fdb_find_rcu", 7, {"comm": "ksoftirqd/3"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 38
-    assert match_playbook(books["nic-softirq"], prof).matched == 7
+    assert lock_and_receive_work(books, prof) == (38, 7)
     frag = "ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq;" \
            "__netif_receive_skb;ip_rcv;ip_local_deliver;ip_defrag;"
     prof = profile((frag + "inet_frag_find;_raw_read_lock", 10, {"comm": "ksoftirqd/5"}),
                    (frag + "ip_frag_queue;_raw_spin_lock", 40, {"comm": "ksoftirqd/5"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 50
-    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    assert lock_and_receive_work(books, prof) == (50, 0)
     # the look-alike: bridge forwarding on one CPU whose FDB lookups are the hottest frames, no lock
     alone = profile((rx + "br_fdb_update;fdb_find_rcu", 20, {"comm": "ksoftirqd/3"}),
                     (rx + "br_forward;__br_forward;br_dev_queue_push_xmit;ixgbe_xmit_frame_ring", 10,
                      {"comm": "ksoftirqd/3"}))
-    assert match_playbook(books["spinlock-contention"], alone).matched == 0
-    assert match_playbook(books["nic-softirq"], alone).matched == 30
+    assert lock_and_receive_work(books, alone) == (0, 30)
 
 
 def test_rule_aj1_netfilter_set_match_target_and_tc_action_locks_inside_net_rx_are_lock_contention():
@@ -216,18 +216,15 @@ def test_rule_aj1_netfilter_set_match_target_and_tc_action_locks_inside_net_rx_a
     prof = profile((rx + "set_target_v3;ip_set_add;_raw_write_lock_bh;__write_lock_failed", 40, {"comm": "ksoftirqd/5"}),
                    (rx + "set_match_v3;ip_set_test;_raw_read_lock_bh;__read_lock_failed", 20, {"comm": "ksoftirqd/5"}),
                    (rx + "set_match_v3;ip_set_test;hash_ip4_test", 6, {"comm": "ksoftirqd/5"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 60
-    assert match_playbook(books["nic-softirq"], prof).matched == 6
+    assert lock_and_receive_work(books, prof) == (60, 6)
     police = "ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;mlx5e_napi_poll;mlx5e_poll_rx_cq;" \
              "napi_gro_receive;__netif_receive_skb_core;tcf_classify;mall_classify;tcf_action_exec;tcf_police_act;"
     prof = profile((police + "_raw_spin_lock;native_queued_spin_lock_slowpath", 50, {"comm": "ksoftirqd/9"}))
-    assert match_playbook(books["spinlock-contention"], prof).matched == 50
-    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    assert lock_and_receive_work(books, prof) == (50, 0)
     # the look-alike: a receive CPU whose set lookups are the hottest frames, no lock spun on
     alone = profile((rx + "set_match_v3;ip_set_test;hash_ip4_test", 25, {"comm": "ksoftirqd/5"}),
                     (rx.rstrip(";"), 10, {"comm": "ksoftirqd/5"}))
-    assert match_playbook(books["spinlock-contention"], alone).matched == 0
-    assert match_playbook(books["nic-softirq"], alone).matched == 35
+    assert lock_and_receive_work(books, alone) == (0, 35)
 
 
 def test_rule_aj2_nat_port_clash_search_inside_net_rx_is_not_receive_work():
