@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..errors import UserError
+from ..flatclaims import WORKER
 from ..offcpu import has_waker_separator, offcpu_reason
 from ..profile import Profile
 from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfdiff, perfreport, profiles, readprofile,
@@ -52,7 +53,6 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
 TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
-KWORKER = re.compile(r"^kworker/")
 # perf top's header when it samples one process (`perf top -p 411`): `(target_pid: 411)`
 TARGET_PID = re.compile(r"\(target_pid:\s*\d+\)")
 # the main loops only one kernel thread runs: a one-process listing holding one is that thread's (rule AB3)
@@ -290,6 +290,13 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     ...     " 2210 root 20 0 0 0 0 R 99.7 0.0 877:45.02 kworker/u72:1+events_unbound",
     ...     " 3001 me   20 0 4812300 91200 20100 S 9.0 0.1 3:02.11 java"])
     'kworker/u72:3+events_unbound'
+
+    So are the `events/N` threads that ran the work items of 2.6 kernels:
+
+    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    ...     "   21 root 15 -5 0 0 0 R 58.2 0.0 301:02.11 events/3", "   19 root 15 -5 0 0 0 R 55.0 0.0 288:40.70 events/1",
+    ...     " 4410 me   15  0 812m 91m 20m S 9.0 0.1 3:02.11 java"])
+    'events/3'
     """
     rows: List[Tuple[str, float, bool]] = []
     in_table = False
@@ -318,7 +325,7 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
         return None
     # kworkers run whatever work items their pool is handed, the same items moving between them:
     # several busy kworkers are one pool doing the workqueue's work (rule AB2)
-    pool = sum(cpu for comm, cpu, kernel in rows if kernel and KWORKER.match(comm)) if KWORKER.match(busiest[0]) else 0.0
+    pool = sum(cpu for comm, cpu, kernel in rows if kernel and WORKER.match(comm)) if WORKER.match(busiest[0]) else 0.0
     if max(busiest[1], pool) < BUSY_SHARE * total:
         return None
     return busiest[0]
