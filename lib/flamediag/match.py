@@ -242,25 +242,32 @@ def busy_records(profile: Profile) -> List[Tuple[StackRecord, Tuple[str, ...]]]:
 
 class _Busy(list):
     """(record, names, present) per busy record, in profile order, plus what every playbook reuses:
-    the distinct stacks (id of the shared names tuple -> (names, present)) and the busy weight."""
+    the distinct stacks (id of the shared names tuple -> (names, present)), the busy weight, the
+    part of it in kernel code, the stacks a call-graph paste listed without their chain (matched as
+    flat entries), the busy weight a pasted listing left out, and its Children per command."""
 
-    def __init__(self, busy):
+    def __init__(self, busy, profile: Profile):
         sets: Dict[int, Tuple[Tuple[str, ...], FrozenSet[str]]] = {}
         rows = []
-        total = 0.0
+        total = kernel = 0.0
         for record, names in busy:
             stack = sets.get(id(names))
             if stack is None:
                 stack = sets[id(names)] = (names, frozenset(names))
             rows.append((record, names, stack[1]))
             total += record.weight
+            kernel += record.weight if record.frames and record.frames[-1].kind == "kernel" else 0.0
         super().__init__(rows)
         self.stacks = sets
         self.total = total
+        self.kernel = kernel
+        self.listed = {id(names) for record, names in busy if profile.ancestry and profile.is_listed(record)}
+        self.unlisted = unlisted_busy(profile)
+        self.children = _children_by_name(profile.through) if profile.through else {}
 
 
-def _with_sets(busy) -> _Busy:
-    return busy if isinstance(busy, _Busy) else _Busy(busy)
+def _with_sets(busy, profile: Profile) -> _Busy:
+    return busy if isinstance(busy, _Busy) else _Busy(busy, profile)
 
 
 def _text_lock_shown(record: StackRecord, names: Tuple[str, ...]) -> Tuple[str, ...]:
@@ -288,25 +295,22 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     stack ending in a playbook's `own_leaves` (`foreign_leaves`: the other playbooks')."""
     compiled = _Compiled(playbook)
     compiled.foreign_leaves = frozenset(foreign_leaves) - compiled.own_leaves
-    busy = _with_sets(busy if busy is not None else busy_records(profile))
+    busy = _with_sets(busy if busy is not None else busy_records(profile), profile)
     claims = claims if claims is not None else flat_claims([playbook], profile)
-    unlisted = unlisted_busy(profile)
-    result = Match(playbook, flat=not profile.ancestry, unlisted=unlisted)
-    result.busy = busy.total + unlisted
-    result.kernel = sum(record.weight for record, _, _ in busy
-                        if record.frames and record.frames[-1].kind == "kernel")
+    result = Match(playbook, flat=not profile.ancestry, unlisted=busy.unlisted)
+    result.busy = busy.total + busy.unlisted
+    result.kernel = busy.kernel
     hits = {}
     # a call-graph paste's rows pasted without their chain are a flat listing beside the graphs:
     # matched as flat entries (by distinctive frames) when no path claimed them
-    listed = {id(names) for record, names, _ in busy if profile.ancestry and profile.is_listed(record)}
     for key, (names, present) in busy.stacks.items():
-        hit = _match_record(compiled, names, profile.ancestry and key not in listed, present)
+        hit = _match_record(compiled, names, profile.ancestry and key not in busy.listed, present)
         if hit is not None:
             hits[key] = hit
     if not hits and not claims and not profile.through:
         return result
     by_comm: Counter = Counter()
-    children = _children_by_name(profile.through) if profile.through and compiled.exclude else {}
+    children = busy.children if compiled.exclude else {}
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
@@ -452,7 +456,7 @@ def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
     """Every playbook's match; none at all when the weights are not CPU time (Profile.not_cpu)."""
     if profile.not_cpu:
         return []
-    busy = _with_sets(busy_records(profile))
+    busy = _with_sets(busy_records(profile), profile)
     claims = flat_claims(playbooks, profile)
     own = {p.id: own_leaves(p) for p in playbooks}
     return [match_playbook(p, profile, busy, claims,
