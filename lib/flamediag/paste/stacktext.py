@@ -54,8 +54,15 @@ def read_folded(lines: Sequence[str], start: int) -> Optional[Block]:
 
 
 def _frame_like(part: str) -> bool:
-    """A frame has no spaces unless it is a C++/Java signature; prose with a `;` fails."""
-    return bool(part) and (not re.search(r"\s", part) or bool(re.search(r"[(<:\[]", part)))
+    """A frame has no spaces unless it is a C++/Java signature; prose with a `;` fails. A colon
+    marks a signature only as a scope or a line number (`std::vector`, `app.rb:12`): a colon
+    before a space is a label in prose, such as an htop header typed on one line (rule AW1).
+
+    >>> [_frame_like(p) for p in ("do_syscall_64", "std::vector<int>::push_back(int const&)",
+    ...                           "block in run (app.rb:12)", "30 running  Load average: 27.10 26.88")]
+    [True, True, True, False]
+    """
+    return bool(part) and (not re.search(r"\s", part) or bool(re.search(r"[(<\[]|:(?!\s)", part)))
 
 
 def _folded_frames(names: List[str]):

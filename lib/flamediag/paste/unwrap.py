@@ -86,14 +86,27 @@ def layouts(text: str) -> Iterator[Tuple[str, List[str]]]:
     quote markers that brings to the left edge removed (a mail quoted in a commit message);
     `word-joined`, words a mail client wrapped joined back, then dedented (instead of a
     fixed-width cut: a padded table has many lines exactly as wide as the widest, like a cut
-    paste). `paste.read_paste` diagnoses the one its readers understand best."""
+    paste); `dedented twice`, a post indented as a whole (prose and code blocks) whose code blocks
+    were indented within it. `paste.read_paste` diagnoses the one its readers understand best.
+
+    >>> post = ["Profile:", "", "  A few samples:", "  ", "      app 12 [003] 1.000: cycles:",
+    ...         "      \\tffffffff81 shrink_node+0x1 ([kernel.kallsyms])", "  ", "Signed-off-by: A"]
+    >>> dict(layouts("\\n".join(post)))["dedented twice"][4:6]
+    ['app 12 [003] 1.000: cycles:', '  ffffffff81 shrink_node+0x1 ([kernel.kallsyms])']
+    """
     plain = _unquote(text)
     first = [line.rstrip() for line in rejoin(plain)]
     yield "as pasted", first
     flush = textwrap.dedent(text)
-    yield "dedented", unwrap("\n".join(dedent_embedded(first if flush == text else unwrap(flush))))
+    dedented = unwrap("\n".join(dedent_embedded(first if flush == text else unwrap(flush))))
+    yield "dedented", dedented
     soft = [line.rstrip() for line in rejoin(plain, hard_cut=False)] if looks_cut(plain) else first
     yield "word-joined", dedent_embedded(rejoin_words(soft))
+    # a commit message or a quoting reply indents a whole post, its prose and its code blocks alike:
+    # the post's prose comes back to column 0 first, then its own indented blocks (rule AW2)
+    nested = dedent_embedded(dedented)
+    if nested != dedented:
+        yield "dedented twice", nested
 
 
 def _unquote(text: str) -> List[str]:
