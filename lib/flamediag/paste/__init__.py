@@ -476,6 +476,10 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         _name_commandless(block, task)
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
+    if block.fmt in profiles.REPORT_FORMATS and any(map(perfreport.RUN_COMMAND.match, above)):
+        # a perf report / perf top command line right above a listing starts a run of its own even
+        # when the listing's `#` header lines were trimmed (rule AT2): the author ran the tool again
+        block.header = True
     if block.fmt not in WEIGHTED:
         return
     block.header = block.header or any(INTRO.search(line) for line in above)

@@ -103,6 +103,11 @@ NO_FRAME = ("(nil)",)
 BELOW_LIMIT = ("[...]", "...")
 
 
+# a perf report / perf top command typed at a prompt (`# perf report -C 0 --sort symbol`, `$ sudo perf top`):
+# below a listing's entries it starts the next run, even when that run's `#` header lines were trimmed
+RUN_COMMAND = re.compile(r"^\s*[#$%]\s*(?:sudo\s+)?\S*perf\s+(?:report|top)\b")
+
+
 def number(text: str) -> float:
     """`12.34` or `12,34` (a comma-decimal locale) -> 12.34."""
     return float(text.replace(",", "."))
@@ -275,6 +280,8 @@ class _Scan:
         header_event = HEADER_EVENT.match(line)
         if header_event and not header_event["event"].startswith("dummy") and not seen_entries:
             self.event = self.event or header_event["event"]
+        if seen_entries and RUN_COMMAND.match(line):
+            return False                   # the author ran perf report / perf top again: another run (rule AT2)
         if HEADER.match(line) or (self.old_top is not None and OLD_TOP_RULE.match(line)):
             return True
         if not line.strip():

@@ -5,8 +5,9 @@ is diagnosed.
 Weights of two profiles are never added: percentages of one run, sample counts of another and
 one-per-task traces do not mix. Blocks form profiles:
 - kernel traces (oops, lockups, crash bt, /proc/PID/stack, sysrq-l) together: each is one task;
-- a perf report / perf top block that starts with its own header or banner starts a profile,
-  one without (the same report cut by the author's prose) continues the report above it;
+- a perf report / perf top block that starts with its own header or banner, or under a perf
+  report / perf top command line (rule AT2), starts a profile, one without (the same report cut
+  by the author's prose) continues the report above it;
 - any other block joins the previous profile of the same format, unless its tool's command
   line or banner stands right above it (`# ./profile -F 99`, `Tracing off-CPU time`,
   `Attaching 1 probe...`): then it is a run of its own.
@@ -21,7 +22,8 @@ The profile diagnosed is the first by these keys, in order:
 4. call stacks before flat lists (ancestry tells look-alikes apart);
 5. sampled profiles before kernel traces (a profile covers the whole window, a trace one moment);
 6. the most busy kernel time (share of the profile's weight whose leaf is a kernel frame
-   outside the idle loop): of a before/after pair, the run that shows the kernel problem;
+   outside the idle loop; of its whole run when the listing says what stands for every sample,
+   rule AT1): of a before/after pair, the run that shows the kernel problem;
 7. the first pasted.
 Data quality names the profile used and why the others were left out.
 """
@@ -90,9 +92,34 @@ class PasteProfile:
                     kernel += weight
         return kernel / total if total else 0.0
 
+    def run_share(self) -> float:
+        """Busy kernel time as a share of the whole run when every block says what weight stands
+        for all its samples (a perf report or perf top listing: 100 %), else of the pasted weight
+        (kernel_share). A listing cut to its top lines is not all of its run: its unlisted rest is
+        neither kernel nor user time that the paste shows, so a patch's 'after' screen of five
+        kernel rows (42 % of its run) is not busier in the kernel than the 'before' screen whose
+        kernel rows make 75 % of its run (rule AT1).
+
+        >>> from flamediag.profile import Frame
+        >>> cut = PasteProfile()
+        >>> cut.add(Block("perf-top", 0, 1, flat=True, whole=100.0,
+        ...               stacks=[((Frame("clear_page_erms", "kernel"),), 23.2, None, None, None),
+        ...                       ((Frame("vmx_vcpu_run", "kernel"),), 7.4, None, None, None)]))
+        >>> round(cut.kernel_share(), 2), round(cut.run_share(), 3)
+        (1.0, 0.306)
+        """
+        wholes = {block.whole for block in self.blocks}
+        if len(wholes) != 1 or None in wholes or len({block.unit for block in self.blocks}) != 1:
+            return self.kernel_share()
+        whole = wholes.pop() or 0.0
+        total = sum(weight for block in self.blocks for _f, weight, *_ in block.stacks)
+        if whole <= 0 or total > whole * 1.05:      # weights that are not shares of that whole
+            return self.kernel_share()
+        return min(1.0, self.kernel_share() * total / whole)
+
     def describe(self) -> str:
         return (f"profile {self.number} ({'/'.join(self.formats)}, "
-                f"{pct_whole(self.kernel_share())} busy in the kernel)")
+                f"{pct_whole(self.run_share())} busy in the kernel)")
 
 
 def busiest_run(runs: List[Block]) -> int:
@@ -203,7 +230,7 @@ def choose(profiles: List[PasteProfile]) -> Tuple[PasteProfile, List[str]]:
 
 def _rank(profile: PasteProfile, order: int):
     return (profile.not_cpu is not None, profile.illustration, profile.lock_waits, profile.flat, profile.traces,
-            -round(profile.kernel_share(), 3), order)
+            -round(profile.run_share(), 3), order)
 
 
 def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[str]:
@@ -231,7 +258,7 @@ def _notes(chosen: PasteProfile, left: List[PasteProfile], count: int) -> List[s
         notes.append("ignored the pasted kernel traces: a sampled profile covers the whole window, a trace one moment")
     peers = [p for p in left if p not in flat + offcpu + traces + shown + waits]
     if peers:
-        why = "the most busy kernel time" if any(p.kernel_share() < chosen.kernel_share() for p in peers) else "the first"
+        why = "the most busy kernel time" if any(p.run_share() < chosen.run_share() for p in peers) else "the first"
         notes.append(f"{count} profiles in this paste (e.g. before/after), never added together: diagnosed "
                      f"the one with {why}, {chosen.describe()}; not " + ", ".join(p.describe() for p in peers))
     return notes
