@@ -114,7 +114,8 @@ clean:
 ACCURACY_SETS := realworld-heldout|held-out set;realworld-probe-old|probe set 2.6.18-4.4;\
 realworld-probe-a|probe set A (network, storage, fs, virt, containers);realworld-probe-new|probe set 4.9-6.x;\
 realworld-probe-d|probe set D (non-x86, virtualised, non-perf tools);\
-realworld-probe-h|probe set H (mailing-list threads, 2.6.21-4.6);realworld-probe-l|probe set L (kernels 6.1-6.16);\
+realworld-probe-h|probe set H (mailing-list threads, 2.6.21-4.6);realworld-probe-i|probe set I (question sites, forums, blog posts);\
+realworld-probe-l|probe set L (kernels 6.1-6.16);\
 realworld-probe-n|probe set N (lockup, stall and crash traces);\
 realworld-probe-w|probe set W (non-English sources);\
 realworld-probe-x|probe set X (fix commits of older kernels, projects next to the kernel);\
