@@ -55,9 +55,50 @@ def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
         if taken:
             out[name] = [lines[i] for i in taken]
             used.update(taken)
+    if "mpstat" not in out:
+        _top_cpus(lines, out)
     _settings(lines, out, used)
     _softirqs(lines, out, used)
     return {name: "\n".join(text) for name, text in out.items()}, used
+
+
+# `top`'s per-CPU lines (key 1), rule AZ1: procps-ng `%Cpu0  :  0.3 us,  1.0 sy, ... 98.7 si,  0.0 st`,
+# procps 3.2 (RHEL 5/6) `Cpu0  :  0.3%us,  1.0%sy, ...`, BusyBox `CPU0:   0% usr   0% sys ... 100% sirq`
+TOP_CPU = re.compile(r"^[\s>|]*%?cpu(?P<cpu>\d+)\s*:(?P<rest>.*)$", re.IGNORECASE)
+TOP_FIELD = re.compile(r"(\d+(?:[.,]\d+)?)\s*%?\s*(usr|us|sys|sy|nic|ni|idle|id|io|wa|sirq|si|irq|hi|st)\b")
+TOP_COLUMNS = {"us": "usr", "usr": "usr", "ni": "nice", "nic": "nice", "sy": "sys", "sys": "sys", "wa": "iowait",
+               "io": "iowait", "hi": "irq", "irq": "irq", "si": "soft", "sirq": "soft", "st": "steal",
+               "id": "idle", "idle": "idle"}
+TOP_ORDER = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle")
+
+
+def _top_cpus(lines: Sequence[str], out: Dict[str, List[str]]) -> None:
+    """Rule AZ1: `top`'s per-CPU lines are one reading of the per-CPU utilisation mpstat gives, so
+    a screen that shows two CPUs or more becomes the `mpstat` section (one interval per screen:
+    a CPU seen again starts the next). A paste with a real mpstat keeps it; the all-CPU summary line
+    (`%Cpu(s):`) is not per CPU and is left alone. The lines stay where they are (no stack reader
+    takes them).
+
+    >>> out = {}
+    >>> _top_cpus(["CPU0:   0% usr   0% sys   0% nic   0% idle   0% io   0% irq 100% sirq",
+    ...            "CPU1:   0% usr   2% sys   0% nic  96% idle   0% io   0% irq   1% sirq"], out)
+    >>> out["mpstat"]
+    ['top CPU %usr %nice %sys %iowait %irq %soft %steal %idle', 'top 0 0 0 0 0 0 100 0 0', 'top 1 0 0 2 0 0 1 0 96']
+    >>> _top_cpus(["%Cpu0  :  0.3 us,  1.0 sy,  0.0 ni, 98.7 id"], out := {}); out    # one CPU, not a view
+    {}
+    """
+    rows: List[str] = []
+    for line in lines:
+        found = TOP_CPU.match(line)
+        fields = found and TOP_FIELD.findall(found["rest"])
+        if not fields:
+            continue
+        values = {TOP_COLUMNS[name]: value.replace(",", ".") for value, name in fields}
+        if len(values) < 5 or "sys" not in values or "soft" not in values:
+            continue
+        rows.append(f"top {int(found['cpu'])} " + " ".join(values.get(col, "0") for col in TOP_ORDER))
+    if len({row.split()[1] for row in rows}) >= 2:
+        out["mpstat"] = ["top CPU " + " ".join("%" + col for col in TOP_ORDER)] + rows
 
 
 def _softirqs(lines: Sequence[str], out: Dict[str, List[str]], used: Set[int]) -> None:
