@@ -286,6 +286,25 @@ def test_kerneltop_events_pcnt_columns_rule_al2():
         {("clear_page_c", "kernel", 18.7), ("copy_user_generic_string", "kernel", 7.9)}
 
 
+def test_first_kerneltop_event_counts_without_pcnt_rule_ba1():
+    """realworld-probe-ba case 1983: the kerneltop of the first perfcounters announcements had a
+    `KernelTop:` banner and no pcnt column; each row's event count is its weight (samples of the
+    listed rows), and the RIP is not part of the symbol."""
+    text = ("------------------------------------------------------------------------------\n"
+            " KernelTop:   23561 irqs/sec  kernel:93.7% [NMI, 10000 cycles],  (all, 4 CPUs)\n"
+            "------------------------------------------------------------------------------\n\n"
+            "             events         RIP          kernel function\n"
+            "             ______   ________________   _______________\n\n"
+            "              21472 - ffffffff8034c6e0 : clear_user\n"
+            "               4818 - ffffffff8034c330 : copy_user_generic_string\n"
+            "                337 - ffffffff80243d40 : _spin_lock\n")
+    result = read_paste(text)
+    assert result.formats == ["perf-top"]
+    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+        {("clear_user", "kernel", 21472), ("copy_user_generic_string", "kernel", 4818), ("_spin_lock", "kernel", 337)}
+    assert not any("percentages" in note for note in result.notes)
+
+
 def test_quoted_opreport_whose_every_row_wrapped_rule_al1():
     """realworld-probe-al case 1692: an opreport in timer mode (short banner) quoted and wrapped at
     72 columns moves every row's symbol to the next line, so no line is a mail's width any more;

@@ -26,7 +26,11 @@ and without `-v` the 2.6.31 tool prints no RIP, only the colon (`samples    pcnt
 
 Its forerunner kerneltop (the perfcounters announcements of 2008-2009, 2.6.30-2.6.31-rc trees)
 has the same rows under `events    pcnt         RIP          kernel function` (rule AL2;
-realworld-probe-al case 1687).
+realworld-probe-al case 1687). Its first version, in the first announcements (December 2008 -
+January 2009), had a `KernelTop:` banner and no `pcnt` column: each row is an event count, the
+RIP and the kernel function (rule BA1; realworld-probe-ba case 1983), read as sample counts:
+
+              21472 - ffffffff8034c6e0 : clear_user
 
 Headers: `# Overhead ...` / `Overhead  CPU  Command ...` / `  Children      Self ...`
 (a `CPU` column gives stacks their CPU; without a header, a zero-padded number such as `002`
@@ -73,7 +77,7 @@ ZERO_PADDED = re.compile(r"^0\d{2,}$")
 DSO_LIKE = re.compile(r"^(?:\[.*\]|/.*|.*\.(?:so(?:\.[\d.]+)?|ko(?:\.[gx]z|\.zst)?|debug)|vmlinux.*)$")
 # An entry without a symbol column (`--sort comm`, a single-symbol report): only read with a graph.
 LOOSE = re.compile(rf"^(?P<fold>[-+])?\s*(?P<p1>{PCT})%(?:\s+(?P<p2>{PCT})%)?\s{{2,}}(?P<rest>[^\s%][^%]*)$")
-PERFTOP = re.compile(r"^\s*PerfTop:\s+\d+\s+irqs/sec")
+PERFTOP = re.compile(r"^\s*(?:PerfTop|KernelTop):\s+\d+\s+irqs/sec")   # KernelTop: its forerunner (rule BA1)
 # The end of a PerfTop banner a mail client wrapped onto the next line (rule X3): its target in
 # parentheses (`(all, 24 CPUs)`, `(target_pid: 47)`, `(all, CPU: 0)`), maybe after the event or `exact:`.
 PERFTOP_TAIL = re.compile(r"^\s*(?:exact:\s*[\d.]+%\s*)?(?:\[[^\[\]]*\],?\s*)?\((?:all|target_\w+|cpu|CPU)\b[^()]*\)\s*$")
@@ -84,10 +88,13 @@ HEADER_EVENT = re.compile(r"^#\s*event\s*:\s*name\s*=\s*(?P<event>[\w:.-]+)")
 TOP_EVENT = re.compile(r"\[(?:\d+Hz\s+)?(?P<event>[a-z][\w:-]*)\]")       # PerfTop: ... [1000Hz cycles]
 COLUMNS = re.compile(r"^\s*(?:#\s*)?\[?(?:Overhead|Children)\]?\s")
 HEADER = re.compile(r"^#|^\s*-{20,}\s*$")
-OLD_TOP_COLUMNS = re.compile(r"^\s*(?:samples|events)\s+pcnt\s+(?:RIP\s+)?(?:kernel\s+)?function(?P<dso>\s+DSO)?\s*$")
+# ...and the first kerneltop's, without the pcnt column (`events   RIP   kernel function`, rule BA1)
+OLD_TOP_COLUMNS = re.compile(r"^\s*(?:samples|events)\s+(?:pcnt\s+(?:RIP\s+)?|(?P<counts>)RIP\s+)(?:kernel\s+)?"
+                             r"function(?P<dso>\s+DSO)?\s*$")
 OLD_TOP_RULE = re.compile(r"^\s*_+(?:\s+_+)+\s*$")
 OLD_TOP_ROW = re.compile(rf"^\s*\d+(?:\.\d+)?\s+(?:-\s+)?(?P<pct>{PCT})%\s+(?:-\s+)?(?:[0-9a-f]{{8,16}}\s+:\s+|:\s+)?"
                          r"(?P<rest>\S.*?)\s*$")
+OLD_TOP_COUNT_ROW = re.compile(r"^\s*(?P<count>\d+(?:\.\d+)?)\s+-\s+[0-9a-f]{8,16}\s+:\s+(?P<rest>\S.*?)\s*$")
 USER_BRACKETS = ("[vdso]", "[vsyscall]", "[heap]", "[stack]", "[unknown]")
 BRANCH = re.compile(rf"--({PCT})%--\s?(\S.*)$")
 ROOT = re.compile(r"^[\s|]*---\s?(\S.*)$")
@@ -174,9 +181,10 @@ def parse_entry(line: str, cpu_column: Optional[bool] = False, dso_column: Optio
 def parse_old_top_row(line: str, dso_column: bool) -> Optional[Entry]:
     """A row of the 2.6.3x perf top (see the module docstring): the symbol may hold spaces (C++),
     the DSO is the last column when the header has one (else every symbol is the kernel's)."""
-    row = OLD_TOP_ROW.match(line)
+    row = OLD_TOP_ROW.match(line) or OLD_TOP_COUNT_ROW.match(line)
     if not row:
         return None
+    pct = row["pct"] if "pct" in row.re.groupindex else row["count"]
     symbol, dso = row["rest"], "[kernel]"
     if dso_column:
         parts = row["rest"].rsplit(None, 1)
@@ -184,7 +192,7 @@ def parse_old_top_row(line: str, dso_column: bool) -> Optional[Entry]:
             return None
         symbol, dso = parts
     kernel = dso.startswith("[") and dso not in USER_BRACKETS
-    return Entry(number(row["pct"]), None, "", dso, "k" if kernel else ".", clean_name(symbol))
+    return Entry(number(pct), None, "", dso, "k" if kernel else ".", clean_name(symbol))
 
 
 def _loose_entry(lines: Sequence[str], index: int) -> Optional[Entry]:
@@ -220,6 +228,10 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     else:
         block = graph_block(entries, start, scan.index, scan.perftop)
     block.samples, block.header, block.unit, block.event = scan.samples, scan.header, "percent", scan.event
+    if scan.counts:
+        # the first kerneltop prints event counts, no percentages (rule BA1): the weights are samples
+        # of the listed rows, whose total the display does not give
+        block.unit, block.whole = "samples", None
     return block
 
 
@@ -236,6 +248,7 @@ class _Scan:
         self.cpu_column: Optional[bool] = None   # None: no column header pasted
         self.dso_column: Optional[bool] = None   # False: the header names a Command but no Shared Object
         self.old_top: Optional[bool] = None      # 2.6.3x perf top columns seen: whether they name the DSO
+        self.counts = False                      # the first kerneltop's columns: event counts, no pcnt (rule BA1)
         self.chains: List[Chain] = []
 
     def entries(self) -> List[Entry]:
@@ -276,6 +289,7 @@ class _Scan:
         old_columns = OLD_TOP_COLUMNS.match(line)
         if old_columns:
             self.old_top, self.header = bool(old_columns["dso"]), True
+            self.counts = old_columns["counts"] is not None
             return True
         header_event = HEADER_EVENT.match(line)
         if header_event and not header_event["event"].startswith("dummy") and not seen_entries:

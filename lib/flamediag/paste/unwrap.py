@@ -41,7 +41,7 @@ _PIPE = re.compile(r"^ {0,3}\|(?: |$)")
 _MARKER = re.compile(r" {0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
 # a row that starts with a number (a column percentage or count), a tool's header or rule, a frame offset.
-_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
+_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
                           r"|.*\+0x[0-9a-f]+/0x)")
 _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
