@@ -77,7 +77,13 @@ HARDIRQ_ENTRY = frozenset(
      "sysvec_call_function", "sysvec_call_function_single", "smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "generic_smp_call_function_single_interrupt",
      "xen_evtchn_do_upcall", "__xen_evtchn_do_upcall", "asm_sysvec_xen_hvm_callback",
-     "sysvec_reschedule_ipi", "smp_reschedule_interrupt", "flush_tlb_func", "flush_tlb_func_common"}
+     "sysvec_reschedule_ipi", "smp_reschedule_interrupt", "flush_tlb_func", "flush_tlb_func_common",
+     # arm and arm64 (rule AX1): the GIC's handler and the exception-vector entries of an interrupt
+     # (el1_irq to 5.10, el1h_64_irq and el1_interrupt after; __irq_svc on 32-bit arm), the domain
+     # dispatch under them and the architected timer's handler. An idle CPU woken by an interrupt runs
+     # them above do_idle; without them the interrupt's work would count as the idle loop's.
+     "gic_handle_irq", "el1_irq", "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "__irq_svc",
+     "__handle_domain_irq", "handle_domain_irq", "arch_timer_handler_phys", "arch_timer_handler_virt"}
 )
 NMI_ENTRY = frozenset({"nmi", "do_nmi", "exc_nmi", "asm_exc_nmi", "default_do_nmi", "end_repeat_nmi",
                        "perf_event_nmi_handler", "nmi_handle"})

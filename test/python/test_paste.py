@@ -192,6 +192,36 @@ def test_crash_bt_a_drops_the_nmi_handler_and_uses_exception_rip():
     assert panic.context == "task"
 
 
+def test_rule_ax1_arm64_crash_stop_ipi_and_interrupt_entry_are_dropped():
+    """Rule AX1, motivated by case 1922 of realworld-probe-ax (arm64 interrupt entries mark hardirq
+    context): crash's arm64 CPU-stop IPI (crash_save_cpu .. el1h_64_irq) is the reporter, not the
+    task's work, so the task's own frames stay in task context."""
+    text = (
+        'crash> bt -a\n'
+        'PID: 4242     TASK: ffff07ff8a1c2e00  CPU: 3    COMMAND: "worker"\n'
+        ' #0 [ffff80008a2bfb10] crash_save_cpu at ffffa8b1e8b3c2a4\n'
+        ' #1 [ffff80008a2bfcc0] handle_IPI at ffffa8b1e86247a8\n'
+        ' #2 [ffff80008a2bfd20] ipi_handler at ffffa8b1e8624a0c\n'
+        ' #3 [ffff80008a2bfd40] handle_percpu_devid_irq at ffffa8b1e86f61f0\n'
+        ' #4 [ffff80008a2bfd80] generic_handle_domain_irq at ffffa8b1e86ee3c4\n'
+        ' #5 [ffff80008a2bfdb0] gic_handle_irq at ffffa8b1e8610158\n'
+        ' #6 [ffff80008a2bfe10] el1_interrupt at ffffa8b1e9158d14\n'
+        ' #7 [ffff80008a2bfe30] el1h_64_irq_handler at ffffa8b1e9159844\n'
+        ' #8 [ffff80008a2bfe40] el1h_64_irq at ffffa8b1e86112f4\n'
+        ' #9 [ffff8000a41cbb90] osq_lock at ffffa8b1e86c1e28\n'
+        '#10 [ffff8000a41cbbc0] rwsem_optimistic_spin at ffffa8b1e86c0a54\n'
+        '#11 [ffff8000a41cbc20] rwsem_down_read_slowpath at ffffa8b1e9169a30\n'
+        '#12 [ffff8000a41cbcc0] down_read at ffffa8b1e9169cb8\n'
+        '#13 [ffff8000a41cbcd0] lock_mm_and_find_vma at ffffa8b1e87dc39c\n'
+        '#14 [ffff8000a41cbd10] do_page_fault at ffffa8b1e86396b0\n'
+    )
+    result = read_paste(text)
+    (record,) = list(result.profile)
+    assert record.names()[-1] == "osq_lock"
+    assert not {"gic_handle_irq", "crash_save_cpu", "el1h_64_irq"} & set(record.names())
+    assert record.context == "task"
+
+
 def test_rhel6_soft_lockup_ignores_stale_frames():
     result = paste("hand-soft-lockup-rhel6-zone-reclaim.txt")
     assert result.formats == ["oops"]
@@ -464,6 +494,33 @@ def test_lkp_comparison_reads_the_column_with_more_busy_kernel_time():
     assert {tuple(r.names()): r.weight for r in regression.profile}[("copy_user_enhanced_fast_string",)] == \
         pytest.approx(20.94)
     assert not any("the parent's column" in note for note in regression.notes)
+
+
+LKP_CALLTRACE_ONLY_ROWS = """\
+     31.05 \u00b1  3%     +17.92       48.97 \u00b1  2%  perf-profile.calltrace.cycles-pp.shrink_page_list.shrink_inactive_list.shrink_lruvec.shrink_node.do_try_to_free_pages
+     30.80 \u00b1  3%     +17.88       48.68 \u00b1  2%  perf-profile.calltrace.cycles-pp.do_try_to_free_pages.try_to_free_pages.__alloc_pages_slowpath.__alloc_pages_nodemask.pagecache_get_page
+     12.44 \u00b1  4%      +8.07       20.51 \u00b1  3%  perf-profile.calltrace.cycles-pp.__remove_mapping.shrink_page_list.shrink_inactive_list.shrink_lruvec.shrink_node
+      9.60 \u00b1  2%      +5.31       14.91 \u00b1  4%  perf-profile.calltrace.cycles-pp.native_queued_spin_lock_slowpath._raw_spin_lock_irqsave.__remove_mapping.shrink_page_list.shrink_inactive_list
+     25.11 \u00b1  2%     -10.40       14.71 \u00b1  3%  perf-profile.calltrace.cycles-pp.copy_user_enhanced_fast_string.copyout.copy_page_to_iter.generic_file_buffered_read.xfs_file_buffered_aio_read
+"""
+
+
+def test_rule_ax3_lkp_calltrace_rows_are_inclusive_and_stitch_several_frames():
+    """Rule AX3, motivated by case 1930 of realworld-probe-ax (a vm-scalability report listing only
+    calltrace rows): each row is the time through its chain, so what a row holds beyond the rows
+    directly below it stays on its own chain (shrink_page_list's 48.97 less __remove_mapping's 20.51),
+    and a row that starts inside a chain and reaches several frames further stitches it towards the
+    root (the lock under __remove_mapping reaches try_to_free_pages). A row with nothing left beyond
+    the rows below it (do_try_to_free_pages) adds nothing."""
+    result = read_paste(LKP_CALLTRACE_ONLY_ROWS)
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    lock = [names for names in weights if names[-1] == "native_queued_spin_lock_slowpath"]
+    assert len(lock) == 1 and lock[0][0] == "pagecache_get_page" and "try_to_free_pages" in lock[0]
+    assert weights[lock[0]] == pytest.approx(14.91)
+    residual = [w for names, w in weights.items() if names[-1] == "shrink_page_list"]
+    assert residual == [pytest.approx(48.97 - 20.51)]
+    assert not [names for names in weights if names[-1] == "do_try_to_free_pages"]
+    assert sum(weights.values()) == pytest.approx(14.91 + (20.51 - 14.91) + (48.97 - 20.51) + 14.71)
 
 
 CHILDREN_GRAPHLESS_TWO_COMMANDS = """\

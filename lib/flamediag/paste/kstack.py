@@ -147,7 +147,12 @@ INTERRUPT_ENTRY = frozenset(
      "smp_apic_timer_interrupt", "local_apic_timer_interrupt", "__run_hrtimer", "apic_timer_interrupt",
      # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
-     "smp_call_function_single_interrupt", "call_function_single_interrupt"}
+     "smp_call_function_single_interrupt", "call_function_single_interrupt",
+     # arm64 (rule AX1): the exception-vector entries, the GIC handler and the domain dispatch of any
+     # interrupt, and the IPI handler that carries crash's and the panic's CPU-stop request
+     "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "el1_irq", "gic_handle_irq",
+     "__handle_domain_irq", "handle_domain_irq", "generic_handle_domain_irq", "handle_percpu_devid_irq",
+     "ipi_handler", "do_handle_IPI", "handle_IPI"}
 )
 # The detectors and dumpers themselves (dump_stack, the NMI backtrace IPI, crash's NMI callback, the
 # watchdogs).
@@ -159,6 +164,8 @@ DETECTORS = frozenset(
      "atomic_notifier_call_chain", "notify_die", "nmi_handle", "default_do_nmi", "do_nmi", "exc_nmi",
      "nmi", "end_repeat_nmi", "asm_exc_nmi", "kdump_nmi_callback", "__crash_kexec", "crash_kexec",
      "machine_kexec", "print_modules", "watchdog_timer_fn", "panic", "oops_end", "die",
+     # arm64's crash and panic CPU stop (rule AX1): the stopped CPU saves its registers from the IPI
+     "crash_save_cpu", "ipi_cpu_crash_stop", "local_cpu_stop", "ipi_cpu_stop",
      # the allocator's warnings (stall, failure) print the allocating task's stack from here
      "warn_alloc", "warn_alloc_show_mem",
      # the soft-lockup detector of 2.6.18-2.6.35 (kernel/softlockup.c), run from the timer tick: its

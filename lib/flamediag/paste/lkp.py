@@ -15,8 +15,10 @@ The profile read is one column's: the tested commit's (the last value column: a 
 is about it), or the parent's (the first) when it shows more busy kernel time, as a fix's commit
 message quoting an improvement report does (the old kernel's cost is the problem). Each
 `self` row is a leaf; its share runs along the calltrace chains that start at it (scaled down to
-the share; stitched further towards the root when exactly one calltrace row continues a chain),
-otherwise it stays a lone frame. Symbol names keep GCC's suffixes (`.isra.0`, `.constprop.0`,
+the share; stitched further towards the root while the calltrace rows that continue a chain agree,
+by every frame they add), otherwise it stays a lone frame. Without `self` rows the leaves are the
+rows whose first frame no other row calls, and each inclusive row also keeps what it holds beyond
+the rows directly below it (rule AX3). Symbol names keep GCC's suffixes (`.isra.0`, `.constprop.0`,
 `.part.0`, `.cold`), which the dotted metric path would otherwise split. Other metric rows
 (throughput, vmstat, perf-stat) are not stacks and end nothing: the block spans the
 perf-profile rows among them.
@@ -43,6 +45,8 @@ NUMBER = re.compile(r"[+-]?[\d.]+%?")
 OTHER_ROW = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*" + PLUS_MINUS + r"\s*\d+%)?\s+){1,4}[A-Za-z][\w.:/-]*\s*$")
 SUFFIX = re.compile(r"^(?:isra|constprop|part|cold|lto_priv|llvm|\d+)$")
 MAX_STITCH = 12
+# percentage points: LKP rounds each row to two decimals, a smaller remainder is rounding (rule AX3)
+RESIDUAL_MIN = 0.5
 
 
 def starts_lkp(line: str) -> bool:
@@ -146,6 +150,10 @@ def _column_block(column: _Column, start: int, end: int) -> Optional[Block]:
             rest = share - shown * scale
         if rest > 0.001 * share:
             block.stacks.append(((Frame(leaf, "kernel" if looks_kernel(leaf) else "unknown"),), rest, "", None, None))
+    if not column.selfs:
+        for names, weight in _residuals(column.traces):
+            block.stacks.append((_frames(_stitched(list(names), column.traces)), weight, "", None, None))
+            chained += 1
     if not block.stacks:
         return None
     block.flat = chained == 0
@@ -166,6 +174,50 @@ def _leaves_from(traces, children) -> Dict[str, float]:
     return leaves
 
 
+def _under(row: Tuple[str, ...], other: Tuple[str, ...]) -> bool:
+    """`other` runs below `row`'s first frame: a tail of `other` (past its own first frame) is where
+    `row` starts, and the two agree where they overlap."""
+    for at in range(1, len(other)):
+        if other[at] == row[0]:
+            overlap = min(len(other) - at, len(row))
+            return other[at:at + overlap] == row[:overlap]
+    return False
+
+
+def _residuals(traces) -> List[Tuple[Tuple[str, ...], float]]:
+    """Without self rows (rule AX3): a calltrace row is inclusive, the time through its chain. What it
+    holds beyond the rows directly below it (those not below another row below it) ran in its first
+    frame or in callees no row lists: a row of its own, so a report that lists only the inner rows of
+    a path (reclaim's shrink_page_list -> __remove_mapping -> the lock) keeps the path's weight.
+    Negative or rounding-size remainders are dropped.
+
+    >>> rows = [(("a", "b", "c"), 50.0), (("x", "a", "b"), 20.0), (("leaf", "x", "a"), 15.0)]
+    >>> _residuals(rows)
+    [(('a', 'b', 'c'), 30.0), (('x', 'a', 'b'), 5.0)]
+    """
+    out = []
+    for names, weight in traces:
+        below = [(o, w) for o, w in traces if o != names and _under(names, o)]
+        direct = [w for o, w in below if not any(p != o and _under(p, o) for p, _ in below)]
+        rest = weight - sum(direct)
+        if below and rest > RESIDUAL_MIN:
+            out.append((names, round(rest, 6)))
+    return out
+
+
+def _stitched(chain: List[str], traces) -> Tuple[str, ...]:
+    for _ in range(MAX_STITCH):
+        nexts = {_extension(chain, o) for o, _w in traces
+                 if len(o) >= 2 and o[0] in chain[1:] and _continues(chain, o)}
+        longest = max(nexts, key=len, default=())
+        # rows that agree (each a prefix of the longest) continue the chain one way; two that part
+        # ways leave the chain where it is
+        if not nexts or any(longest[:len(n)] != n for n in nexts):
+            break
+        chain.extend(longest)
+    return tuple(chain)
+
+
 def _chains_from(leaf: str, traces) -> List[Tuple[Tuple[str, ...], float]]:
     """Caller chains (callee first) starting at the leaf, a chain that is a prefix of another
     left out, each stitched towards the root while exactly one row continues it."""
@@ -173,22 +225,21 @@ def _chains_from(leaf: str, traces) -> List[Tuple[Tuple[str, ...], float]]:
     own = [(n, w) for n, w in own if not any(len(o) > len(n) and o[:len(n)] == n for o, _ in own)]
     out = []
     for names, weight in own:
-        chain = list(names)
-        for _ in range(MAX_STITCH):
-            nexts = {o[-1] for o, _w in traces
-                     if len(o) >= 2 and o[0] in chain[1:] and _continues(chain, o)}
-            if len(nexts) != 1:
-                break
-            chain.append(nexts.pop())
-        out.append((tuple(chain), weight))
+        out.append((_stitched(list(names), traces), weight))
     return out
 
 
 def _continues(chain: List[str], other: Tuple[str, ...]) -> bool:
-    """`other` starts inside `chain`, agrees with it to its end, and reaches one frame further."""
+    """`other` starts inside `chain`, agrees with it to its end, and reaches further towards the
+    root (one frame or more: a row starting nearer the chain's root reaches further, rule AX3)."""
     at = chain.index(other[0])
     overlap = chain[at:]
-    return len(other) == len(overlap) + 1 and tuple(overlap) == other[:len(overlap)]
+    return len(other) > len(overlap) and tuple(overlap) == other[:len(overlap)]
+
+
+def _extension(chain: List[str], other: Tuple[str, ...]) -> Tuple[str, ...]:
+    """The frames `other` adds beyond the end of `chain` (see _continues)."""
+    return other[len(chain) - chain.index(other[0]):]
 
 
 def _frames(callee_first: Tuple[str, ...]) -> Tuple[Frame, ...]:
