@@ -67,6 +67,13 @@ SOFTIRQ_ENTRY = frozenset(
     {"__do_softirq", "__softirqentry_text_start", "handle_softirqs", "do_softirq", "run_ksoftirqd",
      "do_softirq_own_stack", "call_softirq", "__irq_exit_rcu", "irq_exit_rcu", "irq_exit"}
 )
+# arm and arm64 (rule AX1): the exception-vector entries of an interrupt (el1_irq to 5.10,
+# el1h_64_irq and el1_interrupt after; __irq_svc on 32-bit arm), the GIC's handler and the domain
+# dispatch under them: every interrupt taken in kernel mode runs them
+ARM_IRQ_ENTRY = frozenset(
+    {"gic_handle_irq", "el1_irq", "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "__irq_svc",
+     "__handle_domain_irq", "handle_domain_irq"}
+)
 # irq_exit* run softirqs only when pending; they mark softirq context only if a softirq
 # entry follows them. The hardirq entries below mark hardirq context.
 HARDIRQ_ENTRY = frozenset(
@@ -78,13 +85,10 @@ HARDIRQ_ENTRY = frozenset(
      "smp_call_function_single_interrupt", "generic_smp_call_function_single_interrupt",
      "xen_evtchn_do_upcall", "__xen_evtchn_do_upcall", "asm_sysvec_xen_hvm_callback",
      "sysvec_reschedule_ipi", "smp_reschedule_interrupt", "flush_tlb_func", "flush_tlb_func_common",
-     # arm and arm64 (rule AX1): the GIC's handler and the exception-vector entries of an interrupt
-     # (el1_irq to 5.10, el1h_64_irq and el1_interrupt after; __irq_svc on 32-bit arm), the domain
-     # dispatch under them and the architected timer's handler. An idle CPU woken by an interrupt runs
-     # them above do_idle; without them the interrupt's work would count as the idle loop's.
-     "gic_handle_irq", "el1_irq", "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "__irq_svc",
-     "__handle_domain_irq", "handle_domain_irq", "arch_timer_handler_phys", "arch_timer_handler_virt"}
-)
+     # the architected timer's handler (arm, arm64). An idle CPU woken by an interrupt runs these
+     # above do_idle; without them the interrupt's work would count as the idle loop's (rule AX1).
+     "arch_timer_handler_phys", "arch_timer_handler_virt"}
+) | ARM_IRQ_ENTRY
 NMI_ENTRY = frozenset({"nmi", "do_nmi", "exc_nmi", "asm_exc_nmi", "default_do_nmi", "end_repeat_nmi",
                        "perf_event_nmi_handler", "nmi_handle"})
 _SOFTIRQ_ONLY = SOFTIRQ_ENTRY - {"__irq_exit_rcu", "irq_exit_rcu", "irq_exit"}

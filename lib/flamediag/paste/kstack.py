@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
 
-from ..kernelnames import lock_caller, normalize
+from ..kernelnames import ARM_IRQ_ENTRY, lock_caller, normalize
 from ..offcpu import SWITCH_LEAVES
 from .common import ELISION, REMARK, Block, Miss, finish, kernel_frames, plural
 
@@ -148,12 +148,10 @@ INTERRUPT_ENTRY = frozenset(
      # the IPI that carried the dump before NMI backtraces (2.6.18-2.6.2x sysrq-l: showacpu)
      "smp_call_function_interrupt", "call_function_interrupt", "generic_smp_call_function_interrupt",
      "smp_call_function_single_interrupt", "call_function_single_interrupt",
-     # arm64 (rule AX1): the exception-vector entries, the GIC handler and the domain dispatch of any
-     # interrupt, and the IPI handler that carries crash's and the panic's CPU-stop request
-     "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "el1_irq", "gic_handle_irq",
-     "__handle_domain_irq", "handle_domain_irq", "generic_handle_domain_irq", "handle_percpu_devid_irq",
-     "ipi_handler", "do_handle_IPI", "handle_IPI"}
-)
+     # arm64 (rule AX1): besides any interrupt's entries (kernelnames.ARM_IRQ_ENTRY), the per-CPU
+     # dispatch and the IPI handler that carries crash's and the panic's CPU-stop request
+     "generic_handle_domain_irq", "handle_percpu_devid_irq", "ipi_handler", "do_handle_IPI", "handle_IPI"}
+) | ARM_IRQ_ENTRY
 # The detectors and dumpers themselves (dump_stack, the NMI backtrace IPI, crash's NMI callback, the
 # watchdogs).
 DETECTORS = frozenset(
