@@ -122,6 +122,38 @@ def _excluded(playbook: Playbook, listed: FrozenSet[str], weights: Optional[Dict
     return False
 
 
+def excluded_commands(playbook: Playbook, profile: Profile) -> FrozenSet[str]:
+    """Rule AY3: the commands of a flat listing whose entries identify `playbook` by its distinctive
+    frames while one of its exclude patterns is listed beside them (`_excluded`, with the quarter
+    rule against those frames): the same top list that keeps a claim from the path keeps its
+    distinctive frames from counting for it (a NIC poll listed for an application thread that is
+    busy-polling its queue, `napi_busy_loop` beside it, is the application's own polling).
+
+    >>> from flamediag.profile import Frame
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> demo = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
+    ...     "patterns: [[poll]]\\n  distinctive: [poll]\\n  exclude: [[busy]]").replace(
+    ...     "lock: [", "poll: [mlx5e_poll_rx_cq]\\n  busy: [napi_busy_loop]\\n  lock: ["), "demo.md")
+    >>> prof = Profile(ancestry=False)
+    >>> prof.add([Frame("mlx5e_poll_rx_cq", "kernel")], 18.7, comm="app")
+    >>> prof.add([Frame("napi_busy_loop", "kernel")], 11.4, comm="app")
+    >>> sorted(excluded_commands(demo, prof))
+    ['app']
+    >>> prof = Profile(ancestry=False)
+    >>> prof.add([Frame("mlx5e_poll_rx_cq", "kernel")], 48.7, comm="app")
+    >>> prof.add([Frame("napi_busy_loop", "kernel")], 1.4, comm="app")
+    >>> sorted(excluded_commands(demo, prof))
+    []
+    """
+    distinctive = _names(playbook, playbook.signature.get("distinctive") or [])
+    found = set()
+    for comm, weights in _by_command(profile).items():
+        own = sum(w for name, w in weights.items() if name in distinctive)
+        if own > 0 and _excluded(playbook, frozenset(weights), weights, own):
+            found.add(comm)
+    return frozenset(found)
+
+
 def _by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, float]]:
     """comm -> {normalised leaf name -> weight} over busy flat entries; `whole_stacks`: every frame
     of each stack (a call-graph paste shows its paths in the chains), once per stack."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from .flatclaims import Claim, flat_claims, unlisted_busy
+from .flatclaims import Claim, excluded_commands, flat_claims, unlisted_busy
 from .kernelnames import TEXT_LOCK, TEXT_LOCK_SPIN, identity, lock_caller, normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, command_of, is_idle
@@ -311,6 +311,9 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
         return result
     by_comm: Counter = Counter()
     children = busy.children if compiled.exclude else {}
+    # rule AY3: a flat entry counted by a distinctive frame is another path's when an exclude pattern
+    # is listed for its command as flatclaims.py judges it for claims (co-occurrence, a quarter)
+    beside = excluded_commands(playbook, profile) if compiled.exclude and not profile.ancestry else frozenset()
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
@@ -318,6 +321,8 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
         hit = _claimed_hit(result, claim, names, record.weight) if claim else hits.get(id(names))
         if hit is None or (not claim and children
                            and _covered_by_exclude(compiled, children, record.comm or "", names)):
+            continue
+        if not claim and (record.comm or "") in beside:
             continue
         found, strong = hit
         result.matched += record.weight
