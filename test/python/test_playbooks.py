@@ -25,6 +25,23 @@ def test_every_shipped_playbook_is_valid(path):
             assert element in playbook.frames or element.replace("_", "a").replace(".", "a").isalnum(), element
 
 
+def test_a_lock_caller_group_is_the_same_in_the_playbook_that_claims_it_and_those_that_give_it_away():
+    """A spin lock is named by its direct caller: the fallback's `own_lockers` groups claim it and the
+    specific playbooks' `foreign_lockers` groups of the same name give it away (rules A9, E3, L3, Z1).
+    A caller added to one copy of a group and not the others would be claimed by both or by neither."""
+    copies = {}
+    for playbook in load_all():
+        for key in ("own_lockers", "foreign_lockers"):
+            for group in playbook.signature.get(key) or []:
+                copies.setdefault(group, {})[playbook.id] = frozenset(playbook.frames[group])
+    shared = {group: by_id for group, by_id in copies.items() if len(by_id) > 1}
+    assert {"swap_lockers", "mapping_lockers", "rstat_lockers", "net_lockers"} <= set(shared)
+    for group, by_id in shared.items():
+        union = frozenset().union(*by_id.values())
+        assert all(frames == union for frames in by_id.values()), \
+            (group, {pid: sorted(union - frames) for pid, frames in by_id.items() if frames != union})
+
+
 def test_the_three_seed_playbooks_are_shipped():
     ids = {p.id for p in load_all()}
     assert {"zone-reclaim", "thp-compaction", "nic-softirq"} <= ids
