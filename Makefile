@@ -131,7 +131,9 @@ realworld-probe-aq|probe set AQ (bug-tracker twin of the corpus, kernels 3.2-5.1
 realworld-probe-au|probe set AU (least-tested problems of the catalog, kernels 2.6.32-6.1);\
 realworld-probe-az|probe set AZ (blogs, notes repositories and READMEs, kernels 2.6.32-5.15);\
 realworld-probe-ay|probe set AY (healthy profiles, out-of-catalog costs, round four);\
-realworld-probe-bc|probe set BC (healthy busy servers, round five)
+realworld-probe-bc|probe set BC (healthy busy servers, round five);\
+realworld-probe-q|probe set Q (netdev, linux-block, fsdevel, nfs and io-uring threads);\
+realworld-probe-bd|probe set BD (fix commits of 3.10-6.16 quoting the evidence)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)

@@ -849,3 +849,39 @@ def test_rule_ak2_look_alikes_keep_their_numbers_and_markers():
     assert unwrap("\n".join(ps)) == ps
     trace = ["[12:01:02] <IRQ>", "[12:01:02]  net_rx_action+0x1a/0x40", "[12:01:02] <EOI>", "[12:01:02] <TASK>"]
     assert unwrap("\n".join(trace)) == trace
+
+
+# --- rule BD1: a perf TUI row after `| ` is a quoted report, not a call graph's rail ----------------
+BD_TUI = """    While the GC is compacting, the app's threads queue on mmap_lock:
+
+    -   19.47%  HeapTaskDaemon  [kernel.kallsyms]  [k] rwsem_down_read_slowpath
+         rwsem_down_read_slowpath
+         down_read
+         mfill_atomic
+         userfaultfd_ioctl
+    -   12.06%  RenderThread  [kernel.kallsyms]  [k] rwsem_down_write_slowpath
+         rwsem_down_write_slowpath
+         down_write_killable
+         __do_sys_mprotect
+    +    7.92%  app_main  [kernel.kallsyms]  [k] rwsem_down_read_slowpath"""
+
+
+def test_rule_bd1_pipe_quoted_tui_rows_probe_bd_2051_2060():
+    """Rule BD1, motivated by probe BD cases 2051 and 2060 (callee graphs of perf's TUI, `-   19.47%
+    comm` rows, indented in a commit message): quoted with `| `, every quoted line starts with blanks,
+    so none showed that the bar is a quote marker and the graph was read with the bars as rails. A
+    fold marker, blanks and a percentage is a report row that never hangs off a rail: the run is quoted."""
+    from flamediag.paste.unwrap import unwrap
+    quoted = "\n".join("| " + line for line in BD_TUI.split("\n"))
+    assert unwrap(quoted) == unwrap(BD_TUI)
+    assert reading(read_paste(quoted)) == reading(read_paste(BD_TUI))
+
+
+def test_rule_bd1_look_alike_graph_rails_at_column_0_stay():
+    """Rule BD1's look-alike: a `--stdio` call graph pasted from its rails on, at column 0; its
+    branches are `--21.30%--frame` (no blank after the dashes) and its frames start with blanks:
+    the bars are rails and stay."""
+    from flamediag.paste.unwrap import unwrap
+    graph = ["|", "|--21.30%--futex_q_lock", "|          futex_wait_setup", "|          __futex_wait",
+             "|", " --15.22%--futex_wake", "           do_futex"]
+    assert unwrap("\n".join(graph)) == graph

@@ -40,8 +40,11 @@ _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 _PIPE = re.compile(r"^ {0,3}\|(?: |$)")
 _MARKER = re.compile(r" {0,3}[|>](?: |$)")
 # What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
-# a row that starts with a number (a column percentage or count), a tool's header or rule, a frame offset.
-_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
+# a row that starts with a number (a column percentage or count), a perf TUI row folded open or shut
+# (`-   19.47%  comm`, `+  3.1% frame`: the fold marker, blanks, a percentage; a graph's own branch is
+# `--3.1%--`, rule BD1), a tool's header or rule, a frame offset.
+_QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*[-+]\s+\d+(?:[.,]\d+)*%\s"
+                          r"|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
                           r"|.*\+0x[0-9a-f]+/0x)")
 _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
