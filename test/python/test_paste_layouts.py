@@ -259,14 +259,19 @@ def test_old_perf_top_columns_samples_pcnt_function_dso():
     assert weights[("std::_Rb_tree_increment(std::_Rb_tree_node_base*)", "user")] == pytest.approx(1.9)   # a symbol with spaces
 
 
+def old_top_leaves(text):
+    """(leaf, kind, weight) of each row of a pasted 2.6.3x perf top / kerneltop screen."""
+    result = read_paste(text)
+    assert result.formats == ["perf-top"]
+    return {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile}
+
+
 def test_old_perf_top_without_dso_column_is_kernel_only():
     text = ("             samples    pcnt         RIP          kernel function\n"
             "  ______     _______   _____   ________________   _______________\n\n"
             "             1286.00 - 11.1% - ffffffff8100c6f6 : native_safe_halt\n"
             "              386.00 -  3.3% - ffffffff8103e1e1 : _spin_lock\n")
-    result = read_paste(text)
-    assert result.formats == ["perf-top"]
-    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+    assert old_top_leaves(text) == \
         {("native_safe_halt", "kernel", 11.1), ("_spin_lock", "kernel", 3.3)}
 
 
@@ -280,9 +285,7 @@ def test_kerneltop_events_pcnt_columns_rule_al2():
             "             ______   ______   _____________   _______________\n\n"
             "            14762.00 - 18.7% - ffffffff8103a9d0 : clear_page_c\n"
             "             6235.00 -  7.9% - ffffffff8122d7e0 : copy_user_generic_string\n")
-    result = read_paste(text)
-    assert result.formats == ["perf-top"]
-    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+    assert old_top_leaves(text) == \
         {("clear_page_c", "kernel", 18.7), ("copy_user_generic_string", "kernel", 7.9)}
 
 
@@ -298,11 +301,9 @@ def test_first_kerneltop_event_counts_without_pcnt_rule_ba1():
             "              21472 - ffffffff8034c6e0 : clear_user\n"
             "               4818 - ffffffff8034c330 : copy_user_generic_string\n"
             "                337 - ffffffff80243d40 : _spin_lock\n")
-    result = read_paste(text)
-    assert result.formats == ["perf-top"]
-    assert {(r.names()[-1], r.frames[-1].kind, r.weight) for r in result.profile} == \
+    assert old_top_leaves(text) == \
         {("clear_user", "kernel", 21472), ("copy_user_generic_string", "kernel", 4818), ("_spin_lock", "kernel", 337)}
-    assert not any("percentages" in note for note in result.notes)
+    assert not any("percentages" in note for note in read_paste(text).notes)
 
 
 def test_quoted_opreport_whose_every_row_wrapped_rule_al1():
