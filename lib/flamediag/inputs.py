@@ -375,16 +375,13 @@ def _bpftrace_profile(stream: BinaryIO) -> Profile:
     paste reader of the same format. Kernel stacks only, without commands or CPUs; `@[]: N` counts
     the samples taken in user space (no kernel stack), kept as busy user time."""
     from .bundle import MAX_TEXT_MEMBER_BYTES
-    from .paste.stacktext import BPF_ONELINE, read_bpftrace
+    from .paste.stacktext import read_bpftrace
 
     lines = stream.read(MAX_TEXT_MEMBER_BYTES).decode("utf-8", errors="replace").splitlines()
     profile = Profile(source_format="bpftrace-kstack")
     block = read_bpftrace(lines, 0)
     for frames, weight, comm, cpu, context in block.stacks if block else []:
         profile.add(frames, weight, comm=comm, cpu=cpu, context=context)
-    user = sum(int(found["count"]) for found in map(BPF_ONELINE.match, lines) if found and not found["key"].strip())
-    if user and profile.records:
-        profile.add((Frame("[unknown]", "user"),), user)
     if profile.records:
         profile.data_quality.append("stacks from bpftrace (no perf stacks in this bundle): kernel stacks only, "
                                     "without command names or CPUs, so per-CPU and per-command checks cannot run")

@@ -886,3 +886,37 @@ def test_rule_bd1_look_alike_graph_rails_at_column_0_stay():
     graph = ["|", "|--21.30%--futex_q_lock", "|          futex_wait_setup", "|          __futex_wait",
              "|", " --15.22%--futex_wake", "           do_futex"]
     assert unwrap("\n".join(graph)) == graph
+
+
+PROBE_BG = ROOT / "test" / "fixtures" / "realworld-probe-bg"
+
+
+def _probe_bg_ticket(prefix: str) -> str:
+    path = next(PROBE_BG.glob(prefix + "-*.txt"))
+    return path.read_text().split("# ---\n", 1)[1]
+
+
+def test_rule_bg1_bpftrace_empty_kstack_entry_is_user_space_samples():
+    """Rule BG1 (probe BG case 2102): `@[` + `]: N` (or `@[]: N`) counts the samples whose kernel
+    stack was empty, taken in user space: busy time the map's shares include."""
+    result = read_paste(_probe_bg_ticket("2102"))
+    assert result.formats == ["bpftrace-kstack"]
+    user = [r for r in result.profile if r.names() == ("[unknown]",)]
+    assert [r.weight for r in user] == [7455] and user[0].frames[0].kind == "user"
+    assert result.profile.total() == 41 + 58 + 97 + 120 + 212 + 7455
+    oneline = read_paste("# bpftrace -e 'profile:hz:99 { @[kstack] = count(); }'\nAttaching 1 probe...\n\n"
+                         "@[\n    futex_wake+140\n    do_futex+1048\n]: 40\n@[]: 960\n")
+    assert oneline.profile.total() == 1000
+    assert {r.names()[-1]: r.weight for r in oneline.profile} == {"futex_wake": 40, "[unknown]": 960}
+
+
+def test_rule_bg2_bcc_frames_keep_cplusplus_parameters_and_symbol_versions():
+    """Rule BG2 (probe BG case 2109): bcc prints demangled C++ frames with their parameter list
+    (`os_event::wait_low(long)`) and glibc's versioned symbols (`pthread_cond_wait@@GLIBC_2.3.2`);
+    the multi-line reader reads every stack of an offcputime listing, so it is known as off-CPU."""
+    result = read_paste(_probe_bg_ticket("2109"))
+    assert result.formats == ["bcc-stacks"] and len(list(result.profile)) == 4
+    assert result.profile.not_cpu.startswith("this is off-CPU time")
+    names = {n for r in result.profile for n in r.names()}
+    assert any(n.startswith("pthread_cond_wait") for n in names)
+    assert any(n.startswith("os_event::wait_low") for n in names)

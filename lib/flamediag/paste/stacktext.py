@@ -88,18 +88,26 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block = Block("bpftrace-kstack", start, start)
     index = start
     entries = 0
+    user_samples: List[float] = []
     while index < len(lines):
         line = lines[index]
         opening = BPF_OPEN.match(line)
         if opening:
-            index, done = _bpf_entry(lines, index + 1, opening["key"].rstrip(", "), block)
+            index, done = _bpf_entry(lines, index + 1, opening["key"].rstrip(", "), block, user_samples)
             entries += done
             if not done:
                 break
             continue
-        if not (line.strip() == "" or line.startswith("Attaching ") or BPF_ONELINE.match(line)):
+        oneline = BPF_ONELINE.match(line)
+        if not (line.strip() == "" or line.startswith("Attaching ") or oneline):
             break
+        if oneline and not oneline["key"].strip() and int(oneline["count"]):
+            user_samples.append(float(oneline["count"]))
         index += 1
+    if block.stacks and user_samples:
+        # `@[]: N` (or `@[` + `]: N`): samples whose kernel stack is empty were taken in user space
+        # (rule BG1 of doc/accuracy.md): busy time the listing's shares must include
+        block.stacks.extend(((Frame("[unknown]", "user"),), weight, "", None, None) for weight in user_samples)
     if not block.stacks:
         return _bpf_counts(lines, start, index)
     return finish(block, start, index, f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
@@ -136,11 +144,13 @@ def _bpf_counts(lines: Sequence[str], start: int, end: int) -> Union[Block, Miss
     return finish(block, start, end, f"read a bpftrace count map: {plural(len(block.stacks), 'key')}")
 
 
-def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block):
+def _bpf_entry(lines: Sequence[str], index: int, key: str, block: Block, user_samples: List[float]):
     names: List[str] = []
     while index < len(lines):
         closing = BPF_CLOSE.match(lines[index])
         if closing:
+            if not names and not key and not closing["tail"] and int(closing["count"]):
+                user_samples.append(float(closing["count"]))
             if names:
                 comm = key if key and not key.startswith(("kstack", "ustack")) else (closing["tail"] or "")
                 block.stacks.append((kernel_frames([normalize(n) for n in reversed(names)]),
@@ -212,7 +222,8 @@ def read_perf_script(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 #     00007fc5652ad9b0 read
 #     -                dd (25036)               (comm and pid)
 #         4                                     (count: samples, or microseconds off CPU)
-BCC_FRAME = re.compile(r"^\s{2,}(?:(?P<addr>[0-9a-f]{8,16})\s+)?(?:b')?(?P<sym>[A-Za-z_.\[][\w.$:<>~\[\]-]*?)'?"
+BCC_FRAME = re.compile(r"^\s{2,}(?:(?P<addr>[0-9a-f]{8,16})\s+)?(?:b')?(?P<sym>[A-Za-z_.\[][\w.$:<>~\[\]@-]*?"
+                       r"(?:\([\w\s:<>,*&]*\)(?: const)?)?)'?"
                        r"(?:\+0x[0-9a-f]+)?" + REMARK + r"?\s*$")
 BCC_DELIMITER = re.compile(r"^\s+--\s*(?:--)?\s*$")
 BCC_COMM = re.compile(r"^\s+(?:-|waker:|target:)\s+(?P<comm>.+?)(?:\s+\(?(?P<pid>\d+)\)?)?\s*$")
