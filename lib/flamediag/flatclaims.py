@@ -122,12 +122,13 @@ def _excluded(playbook: Playbook, listed: FrozenSet[str], weights: Optional[Dict
     return False
 
 
-def excluded_commands(playbook: Playbook, profile: Profile) -> FrozenSet[str]:
-    """Rule AY3: the commands of a flat listing whose entries identify `playbook` by its distinctive
-    frames while one of its exclude patterns is listed beside them (`_excluded`, with the quarter
-    rule against those frames): the same top list that keeps a claim from the path keeps its
-    distinctive frames from counting for it (a NIC poll listed for an application thread that is
-    busy-polling its queue, `napi_busy_loop` beside it, is the application's own polling).
+def excluded_commands(playbook: Playbook, commands: Dict[str, Dict[str, float]]) -> FrozenSet[str]:
+    """Rule AY3: the commands of a flat listing (`commands`: its `by_command`) whose entries identify
+    `playbook` by its distinctive frames while one of its exclude patterns is listed beside them
+    (`_excluded`, with the quarter rule against those frames): the same top list that keeps a claim
+    from the path keeps its distinctive frames from counting for it (a NIC poll listed for an
+    application thread that is busy-polling its queue, `napi_busy_loop` beside it, is the
+    application's own polling). For a listing with call chains, match passes no commands.
 
     >>> from flamediag.profile import Frame
     >>> from flamediag.playbooks import parse_playbook, EXAMPLE
@@ -137,24 +138,24 @@ def excluded_commands(playbook: Playbook, profile: Profile) -> FrozenSet[str]:
     >>> prof = Profile(ancestry=False)
     >>> prof.add([Frame("mlx5e_poll_rx_cq", "kernel")], 18.7, comm="app")
     >>> prof.add([Frame("napi_busy_loop", "kernel")], 11.4, comm="app")
-    >>> sorted(excluded_commands(demo, prof))
+    >>> sorted(excluded_commands(demo, by_command(prof)))
     ['app']
     >>> prof = Profile(ancestry=False)
     >>> prof.add([Frame("mlx5e_poll_rx_cq", "kernel")], 48.7, comm="app")
     >>> prof.add([Frame("napi_busy_loop", "kernel")], 1.4, comm="app")
-    >>> sorted(excluded_commands(demo, prof))
+    >>> sorted(excluded_commands(demo, by_command(prof)))
     []
     """
     distinctive = _names(playbook, playbook.signature.get("distinctive") or [])
     found = set()
-    for comm, weights in _by_command(profile).items():
+    for comm, weights in commands.items():
         own = sum(w for name, w in weights.items() if name in distinctive)
         if own > 0 and _excluded(playbook, frozenset(weights), weights, own):
             found.add(comm)
     return frozenset(found)
 
 
-def _by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, float]]:
+def by_command(records, whole_stacks: bool = False) -> Dict[str, Dict[str, float]]:
     """comm -> {normalised leaf name -> weight} over busy flat entries; `whole_stacks`: every frame
     of each stack (a call-graph paste shows its paths in the chains), once per stack."""
     commands: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -333,7 +334,7 @@ def flat_claims(playbooks: Sequence[Playbook], profile: Profile) -> Dict[int, Cl
         return {}
     owners: Dict[str, List[Owner]] = {}
     # what identifies a path: the listing's rows, and in a call-graph paste every frame its chains show
-    commands = _by_command(profile, whole_stacks=profile.ancestry)
+    commands = by_command(profile, whole_stacks=profile.ancestry)
     single: Dict[str, bool] = {}
     claimers = [p for p in playbooks if p.signature.get("claims")]
     for comm, weights in commands.items():

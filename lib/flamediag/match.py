@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-from .flatclaims import Claim, excluded_commands, flat_claims, unlisted_busy
+from .flatclaims import Claim, by_command, excluded_commands, flat_claims, unlisted_busy
 from .kernelnames import TEXT_LOCK, TEXT_LOCK_SPIN, identity, lock_caller, normalize
 from .playbooks import Playbook
 from .profile import Profile, StackRecord, command_of, is_idle
@@ -244,7 +244,8 @@ class _Busy(list):
     """(record, names, present) per busy record, in profile order, plus what every playbook reuses:
     the distinct stacks (id of the shared names tuple -> (names, present)), the busy weight, the
     part of it in kernel code, the stacks a call-graph paste listed without their chain (matched as
-    flat entries), the busy weight a pasted listing left out, and its Children per command."""
+    flat entries), the busy weight a pasted listing left out, its Children per command, and a flat
+    listing's leaf weights per command (rule AY3)."""
 
     def __init__(self, busy, profile: Profile):
         sets: Dict[int, Tuple[Tuple[str, ...], FrozenSet[str]]] = {}
@@ -264,6 +265,7 @@ class _Busy(list):
         self.listed = {id(names) for record, names in busy if profile.ancestry and profile.is_listed(record)}
         self.unlisted = unlisted_busy(profile)
         self.children = _children_by_name(profile.through) if profile.through else {}
+        self.leaves_by_command = by_command(profile) if not profile.ancestry else {}
 
 
 def _with_sets(busy, profile: Profile) -> _Busy:
@@ -313,7 +315,7 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     children = busy.children if compiled.exclude else {}
     # rule AY3: a flat entry counted by a distinctive frame is another path's when an exclude pattern
     # is listed for its command as flatclaims.py judges it for claims (co-occurrence, a quarter)
-    beside = excluded_commands(playbook, profile) if compiled.exclude and not profile.ancestry else frozenset()
+    beside = excluded_commands(playbook, busy.leaves_by_command) if compiled.exclude else frozenset()
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
