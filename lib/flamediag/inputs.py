@@ -33,6 +33,7 @@ from .text import from_os
 SNIFF_BYTES = 1 << 16
 MAX_TEXT_BYTES = 1 << 30          # one input read from a pipe
 MAX_PASTE_BYTES = 32 << 20        # a ticket paste (perf report / top / crash text)
+EVIDENCE_SCAN_BYTES = 1 << 20     # perf script / folded text searched for pasted evidence (rule BJ1)
 
 
 class EmptyFacts:
@@ -292,9 +293,30 @@ def _load_stacks(path: Path, kind: str) -> Input:
     profile = _read_stream(path, kind)
     if not profile.records:
         return _load_paste(path)     # an excerpt from a ticket (one sample, no closing blank line)
+    if _holds_pasted_evidence(path, profile):
+        return _load_paste(path)     # stacks and command output from a ticket (rule BJ1)
     _mark_not_cpu(profile, path)
     return Input(display_name(path), kind, profile, EmptyFacts(), from_os(path.name),
                  notes=["no metrics in this input: corroborating checks are not captured"])
+
+
+def _holds_pasted_evidence(path: Path, profile: Profile) -> bool:
+    """Rule BJ1: `perf script` samples or folded stacks copied into a ticket with the output of
+    sysctl, mpstat, vmstat ... pasted after them. The stacks reader skips (or, for `perf script`,
+    misreads as frameless samples: `numa_hit  1220133 1219022` has the shape of a sample header)
+    the command output; the ticket-paste reader cuts it into the metric sections that corroborate
+    the findings and reads the samples alone. Only a text the stacks reader skipped lines of, and
+    no larger than EVIDENCE_SCAN_BYTES, is looked at: an excerpt copied into a ticket is kilobytes,
+    and a capture tool's own output (megabytes) never holds these sections."""
+    if not profile.skipped_lines:
+        return False
+    try:
+        if path.stat().st_size > EVIDENCE_SCAN_BYTES:
+            return False
+        from .paste import read_evidence
+    except (OSError, ImportError):
+        return False
+    return bool(read_evidence(_paste_text(path)))
 
 
 def _mark_not_cpu(profile: Profile, path: Path) -> None:
