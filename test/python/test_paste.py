@@ -808,3 +808,86 @@ def test_workqueue_hog_report_tail_wrapped_away_is_still_read_rule_ag3():
                         "consider switching to WQ_UNBOUND\n")
     assert [(names[-1], weight) for names, weight in stacks(result)] == [("vmstat_shepherd", 4.0)]
     assert result.profile.not_cpu
+
+
+# --- rule BH1: folded branches of a --children callee tree whose leaf entries were cut --------
+
+CHILDREN_FOLDED_CUT = """\
+> Children      Self  Command  Shared Object      Symbol
+> -   52.61%     0.02%  tar      [kernel.kallsyms]  [k] mem_cgroup_try_charge
+>    - 52.59% mem_cgroup_try_charge
+>       - try_charge
+>          - 51.98% try_to_free_mem_cgroup_pages
+>             - do_try_to_free_pages
+>                - shrink_node
+>                   - 38.40% shrink_inactive_list
+>                      + 27.11% shrink_page_list
+>                      + 8.02% _raw_spin_lock_irq
+>                   + 12.70% shrink_slab
+> -   51.20%     0.00%  tar      [kernel.kallsyms]  [k] add_to_page_cache_lru
+> [...]
+"""
+
+CHILDREN_FOLDED_LEAVES_PASTED = CHILDREN_FOLDED_CUT.replace("> [...]\n", """\
+> +   30.05%    30.05%  tar      [kernel.kallsyms]  [k] shrink_page_list
+> +   18.40%    18.40%  tar      [kernel.kallsyms]  [k] native_queued_spin_lock_slowpath
+""")
+
+
+def test_rule_bh1_children_folded_branches_count_when_their_leaf_entries_were_cut():
+    """Rule BH1: in a caller-ordered --children report the samples under a folded (`+`) branch end
+    at leaves whose own entries (their Self) count them; a mail reply that quotes only the top
+    Children entries cuts those entries off, so the folded branch is the only record left: it is
+    counted as a stack ending at the folded frame, less the Self the pasted entries list. Motivated
+    by the probe case 2129-memcg-reclaim-container-backup-limit-try-charge-children-quoted of
+    realworld-probe-bh (also 2134)."""
+    result = read_paste(CHILDREN_FOLDED_CUT)
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    chain = ("mem_cgroup_try_charge", "try_charge", "try_to_free_mem_cgroup_pages", "do_try_to_free_pages",
+             "shrink_node", "shrink_inactive_list", "shrink_page_list")
+    folded = 27.11 + 8.02 + 12.70
+    assert weights[chain] == pytest.approx(27.11 * (folded - 0.02) / folded, rel=1e-3)
+    assert weights[chain[:5] + ("shrink_slab",)] == pytest.approx(12.70 * (folded - 0.02) / folded, rel=1e-3)
+    assert any("folded ('+') branches" in note for note in result.notes)
+
+
+def test_rule_bh1_lookalike_folded_branches_stay_uncounted_when_the_leaf_entries_are_pasted():
+    """Rule BH1's look-alike: the same tree with the leaves' own entries pasted below it. Their Self
+    already counts every sample the folded branches hold, so no stack is taken from the branches
+    (each sample counted once). Probe case 2129 of realworld-probe-bh with its leaves kept."""
+    result = read_paste(CHILDREN_FOLDED_LEAVES_PASTED)
+    names = [tuple(r.names()) for r in result.profile]
+    assert not any(n[-1] in ("shrink_slab", "_raw_spin_lock_irq") for n in names)
+    assert not any("folded ('+') branches" in note for note in result.notes)
+
+
+# --- rule BH2: `| ` quoting around a message that quoted with `> ` and `| ` ----------------------
+
+PIPE_AROUND_MIXED_QUOTE = """\
+| On 05/21/2013 11:03 AM, a maintainer wrote:
+| > On 05/21/2013 02:17 AM, a user wrote:
+| > | perf top -C 0:
+| > |
+| > |    samples  pcnt function                     DSO
+| > |    _______ _____ ____________________________ _________________
+| > |
+| > |   18402.00 24.1% ixgbevf_clean_rx_irq          [ixgbevf]
+| > |    9311.00 12.2% __netif_receive_skb           [kernel.kallsyms]
+| > |    7440.00  9.7% ip_rcv                        [kernel.kallsyms]
+| >
+| > Enable RPS in the guest.
+"""
+
+
+def test_rule_bh2_pipe_quote_around_a_mixed_quote_is_undone_level_by_level():
+    """Rule BH2: a reply quoting with `| ` a message that itself quoted with `> ` and `| `
+    (`| > | row`): the attribution lines carry fewer markers than the rows, so the outer `| `
+    level is stripped first and the rows' inner `| ` level, empty quoted lines included, is the
+    next run. Motivated by the probe case 2133-nic-softirq-ixgbevf-single-queue-ksoftirqd-pipe-
+    and-angle-quote of realworld-probe-bh quoted once more with `| ` (test_paste_damage)."""
+    plain = read_paste(PIPE_AROUND_MIXED_QUOTE.replace("| > | ", "").replace("| > |", "").replace("| > ", "")
+                       .replace("| >", "").replace("| ", ""))
+    result = read_paste(PIPE_AROUND_MIXED_QUOTE)
+    assert result.formats == plain.formats == ["perf-top"]
+    assert {tuple(r.names()): r.weight for r in result.profile} == {tuple(r.names()): r.weight for r in plain.profile}
+    assert ("ixgbevf_clean_rx_irq",) in {tuple(r.names()) for r in result.profile}

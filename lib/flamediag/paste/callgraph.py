@@ -65,9 +65,11 @@ def is_relative(root: Chain, entry_pct: float) -> bool:
     return relative_misfit < absolute_misfit
 
 
-def _paths(entry: Entry, weight: float, seen_only: bool = False) -> List[Tuple[List[str], float]]:
+def _paths(entry: Entry, weight: float, seen_only: bool = False,
+           hidden: Optional[List[Tuple[List[str], float]]] = None) -> List[Tuple[List[str], float]]:
     """(names in graph order, absolute weight) for every place a chain ends or thins out;
-    `seen_only` leaves out what the TUI hid below a chain (its weight ends further down)."""
+    `seen_only` leaves out what the TUI hid below a chain (its weight ends further down) and
+    puts what a `+` fold hid in `hidden` when given."""
     relative = is_relative(entry.root, entry.pct)
     entry.root.abs = weight
     out: List[Tuple[List[str], float]] = []
@@ -87,8 +89,11 @@ def _paths(entry: Entry, weight: float, seen_only: bool = False) -> List[Tuple[L
         # What the branches leave is still known to run through this chain (below the
         # --percent-limit, or the chain's own samples): keep it as a shorter stack.
         rest = chain.abs - below
-        if rest > chain.abs * 0.001 + 1e-9 and not (seen_only and chain.hidden_below()):
-            out.append((names, rest))
+        if rest > chain.abs * 0.001 + 1e-9:
+            if not (seen_only and chain.hidden_below()):
+                out.append((names, rest))
+            elif hidden is not None and chain.fold == "+":   # folded, not cut by the screen's end
+                hidden.append((names, rest))
     return out
 
 
@@ -147,10 +152,12 @@ def _callee_tree(entry: Entry) -> Optional[Entry]:
                  root=Chain(rail=-1, pct=None, children=tree))
 
 
-def _orphan_paths(entries: Sequence[Entry], graphless: bool = False) -> List[Tuple[List[str], float, str]]:
+def _orphan_paths(entries: Sequence[Entry], graphless: bool = False,
+                  folded: bool = False) -> List[Tuple[List[str], float, str]]:
     """Samples whose leaf has no entry in the paste are only seen in the callee trees of the
     entries above them: take them from the outermost such entry (each sample counted once).
-    `graphless`: instead the paths ending at entries pasted without a graph of their own."""
+    `graphless`: instead the paths ending at entries pasted without a graph of their own.
+    `folded`: instead what the TUI folded (`+`) below a frame that has no entry of its own."""
     present = {e.sym for e in entries}
     wanted = {(e.sym, e.comm) for e in entries if e.sym and not e.has_graph()}
     best: dict = {}
@@ -158,7 +165,9 @@ def _orphan_paths(entries: Sequence[Entry], graphless: bool = False) -> List[Tup
         tree = _callee_tree(entry)
         if tree is None:
             continue
-        for names, weight in _paths(tree, tree.pct, seen_only=True):
+        hidden: List[Tuple[List[str], float]] = []
+        seen = _paths(tree, tree.pct, seen_only=True, hidden=hidden)
+        for names, weight in hidden if folded else seen:
             if not names or ((names[-1], entry.comm) not in wanted if graphless else names[-1] in present):
                 continue
             if graphless and len(names) < 2:
@@ -170,6 +179,21 @@ def _orphan_paths(entries: Sequence[Entry], graphless: bool = False) -> List[Tup
             elif held[1] == id(entry):
                 held[2].append((names, weight, entry.comm))
     return [path for _pct, _owner, paths in best.values() for path in paths]
+
+
+def _folded_paths(entries: Sequence[Entry]) -> List[Tuple[List[str], float, str]]:
+    """Rule BH1: samples under a folded (`+`) branch of a --children callee tree end at leaves
+    further down, and those leaves' own entries (their Self) count them, when they were pasted.
+    A reply that quotes only the top Children entries cuts those entries off: the folded branch
+    is then the only record of where the samples went. Count it as a stack ending at the folded
+    frame, less all the Self the pasted entries list (they may lie below it), so that no sample
+    is counted twice."""
+    paths = _orphan_paths(entries, folded=True)
+    total = sum(w for _n, w, _c in paths)
+    room = total - sum(e.self_pct or 0.0 for e in entries)
+    if total <= 0 or room <= 0.001 * total:
+        return []
+    return [(names, weight * room / total, comm) for names, weight, comm in paths]
 
 
 def _fill_fragment(entry: Entry) -> None:
@@ -192,8 +216,10 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     graphs = sum(1 for e in entries if e.has_graph())
     orphans: List[Tuple[List[str], float, str]] = []
     inherited: dict = {}
+    folded_branches: List[Tuple[List[str], float, str]] = []
     if children_mode and not callers_of_children:
         orphans = _orphan_paths(entries)
+        folded_branches = _folded_paths(entries)
         # An entry pasted without its graph (folded in the TUI, or -g none for it) still has its
         # caller chains in the callee trees of the entries above it: its Self share runs there.
         for names, weight, comm in _orphan_paths(entries, graphless=True):
@@ -232,7 +258,7 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
             frames = _frames(entry, names, orientation)
             if frames:                     # an entry without a symbol has no frame for its own rest
                 block.stacks.append((frames, weight * scale, entry.comm, entry.cpu, None))
-    for names, weight, comm in orphans:
+    for names, weight, comm in orphans + folded_branches:
         leaf_kind = "kernel" if looks_kernel(names[-1]) else "unknown"
         block.stacks.append((split_kernel_user(names, leaf_kind), weight, comm, None, None))
     layout = ("--children, callee order (callers of each entry, weighted by Self)" if callers_of_children
@@ -242,6 +268,9 @@ def graph_block(entries: List[Entry], start: int, end: int, perftop: int = 0) ->
     if orphans:
         block.notes.append(f"{plural(len(orphans), 'stack')} taken from --children callee trees: their leaves have "
                            "no entry of their own in the paste (cut, or below --percent-limit)")
+    if folded_branches:
+        block.notes.append(f"{plural(len(folded_branches), 'stack')} taken from folded ('+') branches of --children "
+                           "callee trees: the entries of their leaves were not pasted (less the pasted Self)")
     if borrowed:
         block.notes.append(f"{borrowed} {'entry' if borrowed == 1 else 'entries'} without a graph of their own took "
                            "caller chains from the --children callee trees that end at them (weighted by Self)")

@@ -39,6 +39,7 @@ _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 # output itself (a call graph's rails saved with tabs, `\t\t|`), never a margin (rule AK2).
 _PIPE = re.compile(r"^ {0,3}\|(?: |$)")
 _MARKER = re.compile(r" {0,3}[|>](?: |$)")
+_MARKERS_ONLY = re.compile(r"^(?: {0,3}[|>](?: |$))+$")
 # What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
 # a row that starts with a number (a column percentage or count), a perf TUI row folded open or shut
 # (`-   19.47%  comm`, `+  3.1% frame`: the fold marker, blanks, a percentage; a graph's own branch is
@@ -121,7 +122,16 @@ def _unquote(text: str) -> List[str]:
     if "{" in text:
         text = _JIRA_MACRO.sub("", text)
     raw = _unchat(text.split("\n"))
-    lines = _undouble(_strip_pipes([_QUOTE.sub("", line) for line in raw]))
+    lines = first = [_QUOTE.sub("", line) for line in raw]
+    for _level in range(MAX_PIPE_LEVELS):
+        # Rule BH2: a reply that quotes with `| ` a message which itself quoted with `> ` and
+        # `| ` (`| > | row`): the attribution lines of each level carry fewer markers than the
+        # rows, so one pass strips the outer level only; the rows' inner `| ` is the next run.
+        piped = _strip_pipes(lines)
+        if piped == lines:
+            break
+        lines = [_QUOTE.sub("", new) if new != old else new for new, old in zip(piped, lines)]
+    lines = _undouble([new if new == old or not _MARKERS_ONLY.match(new) else "" for new, old in zip(lines, first)])
     lines = [_QUOTE.sub("", line) for line in _untable(_unnumber(lines))]
     return [line.expandtabs(8) for line in lines if not _FENCE.match(line)]
 
@@ -321,11 +331,14 @@ def _strip_pipes(lines: List[str]) -> List[str]:
         outer_cut = ("".join(found[1:]) + rest for found, rest in run.values() if rest.strip())
         if len(quoted) >= 2 and any(_QUOTED_TEXT.match(line) for line in outer_cut):
             for i, (found, rest) in run.items():
-                out[i] = rest if not rest.strip() else "".join(found[depth:]) + rest
+                # an empty line of an inner level keeps its inner markers: the next level's run
+                # goes on through it (rule BH2); `_unquote` blanks what is left of it at the end
+                out[i] = "".join(found[depth:]) + rest if rest.strip() or len(found) > depth else rest
         index = end
     return out
 
 
+MAX_PIPE_LEVELS = 3        # `| ` levels, each with its own attribution lines, undone one at a time
 MAX_QUOTED_TAILS = 4       # a row of a wide table wraps into a few lines at 72 columns
 
 
