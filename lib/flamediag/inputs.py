@@ -308,13 +308,13 @@ def _holds_pasted_evidence(path: Path, profile: Profile) -> bool:
     the findings and reads the samples alone. Only a text the stacks reader skipped lines of, and
     no larger than EVIDENCE_SCAN_BYTES, is looked at: an excerpt copied into a ticket is kilobytes,
     and a capture tool's own output (megabytes) never holds these sections."""
+    from .paste import read_evidence
     if not profile.skipped_lines:
         return False
     try:
         if path.stat().st_size > EVIDENCE_SCAN_BYTES:
             return False
-        from .paste import read_evidence
-    except (OSError, ImportError):
+    except OSError:
         return False
     return bool(read_evidence(_paste_text(path)))
 
