@@ -98,13 +98,12 @@ NMI_ENTRY = frozenset({"nmi", "do_nmi", "exc_nmi", "asm_exc_nmi", "default_do_nm
 # task's stack with interrupts enabled: task context, although the interrupt's entry frame sits above
 # it. A frame of this path ends the interrupt context (doc/accuracy.md, "Idle, scheduler and data kind").
 #   5.9+ generic entry (x86, s390, riscv, loongarch): irqentry_exit_to_user_mode ->
-#     exit_to_user_mode_prepare -> exit_to_user_mode_loop (exit_to_user_mode: the last step, also
-#     called by itself)
-#   4.3-5.8 x86: retint_user (entry_64.S, to 5.7) -> prepare_exit_to_usermode (__prepare_exit_to_usermode
-#     in 5.8) -> exit_to_usermode_loop (4.5-5.8)
+#     exit_to_user_mode_prepare -> exit_to_user_mode_loop (exit_to_user_mode: its last step)
+#   4.3-5.8 x86: retint_user (entry_64.S, to 5.7; 5.8 comes from the C interrupt exit) ->
+#     prepare_exit_to_usermode (__prepare_exit_to_usermode in 5.8) -> exit_to_usermode_loop (4.5-5.8)
 #   3.x and older x86: retint_careful (reschedule) / retint_signal -> do_notify_resume
 #   arm64: el0_irq (to 5.12) / el0_interrupt (5.13+), whose handler is a hardirq frame of its own, ->
-#     ret_to_user (to 5.10) / exit_to_user_mode (5.11+) / prepare_exit_to_user_mode (5.13+) ->
+#     ret_to_user (the assembly return) / exit_to_user_mode (5.11+) / prepare_exit_to_user_mode (5.13+) ->
 #     do_notify_resume; 32-bit arm: do_work_pending; powerpc: interrupt_exit_user_prepare (5.11+),
 #     do_notify_resume
 #   tracehook_notify_resume (to 5.17), resume_user_mode_work (5.18+): the inline that runs the task
