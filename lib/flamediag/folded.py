@@ -3,7 +3,7 @@
 Frame kinds come from the `_[k]` (kernel), `_[j]` (JIT), `_[i]` (inlined) annotations
 that `collapse --kernel/--jit/--all` and bcc `profile -f` write (the suffix is stripped
 from the name), else from `kernelnames.looks_kernel()`. Context marker frames
-(`[softirq]`, `[hardirq]`, `[nmi]`, written by `collapse --context-frames`) become kind
+(`[softirq]`, `[hardirq]`, `[nmi]`, `[task]`, written by `collapse --context-frames`) become kind
 "context" and set the record's context. A first frame that looks like a process name
 (`java`, `swapper`, `nginx-1234`, `ksoftirqd/0`) becomes the record's comm.
 """

@@ -91,11 +91,46 @@ HARDIRQ_ENTRY = frozenset(
 ) | ARM_IRQ_ENTRY
 NMI_ENTRY = frozenset({"nmi", "do_nmi", "exc_nmi", "asm_exc_nmi", "default_do_nmi", "end_repeat_nmi",
                        "perf_event_nmi_handler", "nmi_handle"})
+# The return to user mode. When an interrupt (or exception) was taken in user mode, the entry code,
+# after the handler has returned, runs the task's pending work before going back to user space: task
+# work (task_numa_work, the NUMA-balancing scanner the tick queues), signal delivery (get_signal ->
+# do_exit -> exit_mmap), rescheduling (schedule), mem_cgroup_handle_over_high. That work runs on the
+# task's stack with interrupts enabled: task context, although the interrupt's entry frame sits above
+# it. A frame of this path ends the interrupt context (doc/accuracy.md, "Idle, scheduler and data kind").
+#   5.9+ generic entry (x86, s390, riscv, loongarch): irqentry_exit_to_user_mode ->
+#     exit_to_user_mode_prepare -> exit_to_user_mode_loop (exit_to_user_mode: its last step)
+#   4.3-5.8 x86: retint_user (entry_64.S, to 5.7; 5.8 comes from the C interrupt exit) ->
+#     prepare_exit_to_usermode (__prepare_exit_to_usermode in 5.8) -> exit_to_usermode_loop (4.5-5.8)
+#   3.x and older x86: retint_careful (reschedule) / retint_signal -> do_notify_resume
+#   arm64: el0_irq (to 5.12) / el0_interrupt (5.13+), whose handler is a hardirq frame of its own, ->
+#     ret_to_user (the assembly return) / exit_to_user_mode (5.11+) / prepare_exit_to_user_mode (5.13+) ->
+#     do_notify_resume; 32-bit arm: do_work_pending; powerpc: interrupt_exit_user_prepare (5.11+),
+#     do_notify_resume
+#   tracehook_notify_resume (to 5.17), resume_user_mode_work (5.18+): the inline that runs the task
+#     work, when an unwinder lists inlines
+# Not here: irq_exit (softirqs run there, in the interrupt), irqentry_exit alone and
+# preempt_schedule_irq (a return to kernel mode: the interrupted kernel code is preempted).
+USER_RETURN_WORK = frozenset(
+    {"irqentry_exit_to_user_mode", "exit_to_user_mode_prepare", "exit_to_user_mode_loop", "exit_to_user_mode",
+     "retint_user", "prepare_exit_to_usermode", "__prepare_exit_to_usermode", "exit_to_usermode_loop",
+     "retint_careful", "retint_signal", "do_notify_resume",
+     "ret_to_user", "prepare_exit_to_user_mode", "do_work_pending", "interrupt_exit_user_prepare",
+     "tracehook_notify_resume", "resume_user_mode_work"}
+)
 _SOFTIRQ_ONLY = SOFTIRQ_ENTRY - {"__irq_exit_rcu", "irq_exit_rcu", "irq_exit"}
 
 
 def context_for_frame(name: str) -> Optional[str]:
-    """The context a frame *enters*, or None when it stays in its caller's context."""
+    """The context a frame *enters*, or None when it stays in its caller's context. A frame of the
+    return to user mode (USER_RETURN_WORK) enters task context: the interrupt above it has returned.
+
+    >>> [context_for_frame(n) for n in ("__do_softirq", "asm_sysvec_apic_timer_interrupt", "exc_nmi", "schedule")]
+    ['softirq', 'hardirq', 'nmi', None]
+    >>> [context_for_frame(n) for n in ("irqentry_exit_to_user_mode", "retint_user", "exit_to_usermode_loop+0x5e")]
+    ['task', 'task', 'task']
+    >>> [context_for_frame(n) for n in ("irq_exit", "irqentry_exit", "preempt_schedule_irq")]
+    [None, None, None]
+    """
     base = normalize(name)
     if base in _SOFTIRQ_ONLY:
         return "softirq"
@@ -103,6 +138,8 @@ def context_for_frame(name: str) -> Optional[str]:
         return "nmi"
     if base in HARDIRQ_ENTRY:
         return "hardirq"
+    if base in USER_RETURN_WORK:
+        return "task"
     return None
 
 

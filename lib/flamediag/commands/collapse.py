@@ -43,7 +43,8 @@ def build_parser():
     parser.add_argument("--all", action="store_true", help="both --kernel and --jit")
     parser.add_argument("--addrs", action="store_true", help="keep addresses of unresolved frames: [unknown <addr>]")
     parser.add_argument("--context-frames", dest="context", action="store_true",
-                        help="add a [softirq]/[hardirq]/[nmi] frame above the frame entering that context")
+                        help="add a [softirq]/[hardirq]/[nmi] frame above the frame entering that context "
+                             "and a [task] frame where the return to user mode leaves it")
     parser.add_argument("--context", dest="old_context", action="store_true",
                         help="deprecated spelling of --context-frames (stackcollapse-perf.pl's --context means "
                              "source context for --inline)")

@@ -20,7 +20,7 @@ DESCRIPTION = """\
 Draw folded stacks (`comm;root;...;leaf count`, from `flamediag collapse`, stackcollapse-*.pl,
 inferno or bcc profile -f) as an interactive SVG: click a frame to zoom, Reset Zoom, Search
 (regexp; Ctrl-F) shows the matched percentage, hover shows frame, samples and percent.
-Kernel (_[k]), user, JIT (_[j]) and context ([softirq]/[hardirq]/[nmi]) frames get distinct
+Kernel (_[k]), user, JIT (_[j]) and context ([softirq]/[hardirq]/[nmi]/[task]) frames get distinct
 palettes; frames matched by --highlight get one colour per ID (far from every palette hue) and
 an outline, with a legend. Runs of [unknown] frames merge into one and thin towers deeper than
 99 % of the samples are cut in the middle, so the graph starts in the first screen.
