@@ -37,7 +37,8 @@ UNDERSTOOD = (
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
     "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, /proc/lock_stat tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat, "
-    "bcc/bpftrace tcpdrop, bcc criticalstat, drsnoop and compactsnoop, funccount and klockstat tables, bpftrace count maps, the ftrace function profile"
+    "bcc/bpftrace tcpdrop, bcc criticalstat, drsnoop and compactsnoop, funccount and klockstat tables, bpftrace count maps and histograms, the ftrace function profile, "
+    "counter tables of cachestat, llcstat, slabratetop, pidstat, cpuunclaimed, toplev and perf kmem stat"
 )
 WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
@@ -112,6 +113,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(eventtables.read_event_table)
     if eventtables.starts_wait_table(line):
         readers.append(eventtables.read_wait_table)
+    if eventtables.starts_metric_table(line):
+        readers.append(eventtables.read_metric_table)
     if tcpretrans.starts_tcpretrans(line):
         readers.append(tcpretrans.read_tcpretrans)
     if ftrace.starts_ftrace(line):

@@ -177,10 +177,18 @@ TIMER_LINE = re.compile(r"^(?:arch_timer|timer\d*|hrtimer|LOC|CAL|RES|TLB|IPI\d*
 # started by its unit line; `-m` prints milliseconds (rule AM3).
 LATENCY_HIST_UNIT = re.compile(r"^\s*(?P<unit>usecs|nsecs|msecs)\s*:\s*count\s+distribution\s*$")
 LATENCY_BANNER = re.compile(r"^\s*Tracing (?P<what>[\w -]+?)(?:\.\.\.|\s+Hit Ctrl-C)")
+# bpftrace prints a hist() or lhist() map as its name (`@usecs:`, `@ns[sshd]:`) over bucket rows
+# `[4, 8)   2 |@@   |`, `[0]`, `[1K, 2K)`, `[100, ...)` (rule BN1, the twins rule AM3 meant)
+BPF_HIST_HEAD = re.compile(r"^@(?P<name>\w*(?:\[[^\]]*\])?):\s*$")
+BPF_HIST_ROW = re.compile(r"^\s*\[(?:-?\d+[KMGTP]?(?:,\s*(?:-?\d+[KMGTP]?|\.\.\.)\)|\])|\.\.\.,\s*-?\d+[KMGTP]?\))"
+                          r"\s+(?P<count>\d+)(?:\s*\|.*)?\s*$")
+# a bar a mail client wrapped onto a line of its own (`|@@@@|`, `|`): the rows are 70-odd columns wide
+BPF_HIST_BAR = re.compile(r"^\s*\|?@*\s*\|\s*$|^\s*\|?@+\|?\s*$")
 
 
 def starts_event_table(line: str) -> bool:
     return bool(BCC_HEADER.match(line) or BCC_HIST_HEAD.match(line) or LATENCY_HIST_UNIT.match(line)
+                or BPF_HIST_HEAD.match(line)
                 or SYSDIG_HEADER.match(line)
                 or PERF_TRACE_HEADER.match(line) or TOPSYS_HEADER.match(line) or KVM_STAT_HEADER.match(line)
                 or FUNCCOUNT_HEADER.match(line) or PROFILER_HEADER.match(line) or DRSNOOP_HEADER.match(line)
@@ -195,6 +203,8 @@ def read_event_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return read_bcc_table(lines, start, *_bcc_window(lines, start))
     if LATENCY_HIST_UNIT.match(line):
         return _read_latency_histogram(lines, start)
+    if BPF_HIST_HEAD.match(line):
+        return _read_bpftrace_histograms(lines, start)
     if SYSDIG_HEADER.match(line) or PERF_TRACE_HEADER.match(line):
         return _read_syscalls(lines, start)
     if TOPSYS_HEADER.match(line):
@@ -324,6 +334,49 @@ def _read_latency_histogram(lines: Sequence[str], start: int) -> Union[Block, Mi
     block.not_cpu = ("a latency histogram counts how long waits, on-CPU slices or calls took, not where CPU time "
                      "went: it holds no CPU samples")
     return finish(block, start, index, f"read a latency histogram: {count} events in log2 buckets")
+
+
+def _read_bpftrace_histograms(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """Rule BN1: bpftrace's hist() and lhist() maps (runqlat.bt, runqlen.bt, biolatency.bt, one-liners'
+    `@us = hist(...)`) from the first map's name line, every map that follows with its bucket rows:
+    how many waits, lengths or values fell in each bucket, read like rule AM3's histograms as one row
+    per map and never diagnosed as CPU time.
+
+    >>> block = _read_bpftrace_histograms(["@runqlen:", "[0, 1)     15832 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|",
+    ...                                    "[1, 2)       602 |@                               |", "",
+    ...                                    "@usecs[sshd]:", "[1]          3 |@@@@|", "[2, 4)       1 |@|", "", "prose"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu), block.end
+    ([('[histogram: @runqlen]', 16434.0), ('[histogram: @usecs[sshd]]', 4.0)], 'latency-histogram', True, 7)
+
+    A mail client wrapping at 72 columns moves each 52-column bar, or its closing `|`, to a line of its own:
+
+    >>> block = _read_bpftrace_histograms(["@runqlen:", "[0, 1)             15832", "|@@@@@@@@@@@@@@@@@@@@|",
+    ...                                    "[1, 2)               602 |@", "|"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.end
+    ([('[histogram: @runqlen]', 16434.0)], 5)
+    """
+    counts: Dict[str, int] = {}
+    name, index, end = "", start, start
+    while index < len(lines):
+        line = lines[index]
+        head, row = BPF_HIST_HEAD.match(line), BPF_HIST_ROW.match(line)
+        if head:
+            name = f"@{head['name']}"
+        elif row and name:
+            counts[name] = counts.get(name, 0) + int(row["count"])
+            end = index + 1
+        elif name and BPF_HIST_BAR.match(line):
+            end = index + 1
+        elif not (not line.strip() or ELISION.match(line)):
+            break
+        index += 1
+    block = Block("latency-histogram", start, start, unit="events")
+    block.stacks = [((Frame(f"[histogram: {key}]", "unknown"),), float(count), "", None, None)
+                    for key, count in counts.items() if count]
+    block.not_cpu = ("a bpftrace histogram counts how many waits, lengths or values fell in each bucket, not where "
+                     "CPU time went: it holds no CPU samples")
+    return finish(block, start, end, f"read {plural(len(counts), 'bpftrace histogram')}: "
+                  f"{sum(counts.values())} events in buckets")
 
 
 # A CPU whose handlers took less than this share of the window shows only its timer tick.
@@ -738,3 +791,86 @@ def _read_sched_debug(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block.not_cpu = ("/proc/sched_debug is the scheduler's state at one moment (run queues, runnable tasks and their "
                      "accumulated run time): no kernel function's CPU time, not CPU samples")
     return finish(block, start, index, "read /proc/sched_debug: the runnable tasks with their run time")
+
+
+# --- tools that count, rate or take ratios, and name no kernel function: never CPU time (rule BN2) --------
+#
+# Observability tools whose examples and manual pages fill tickets print tables of counters: page-cache
+# hits and misses (bcc / perf-tools `cachestat`), last-level-cache references and misses per process
+# (bcc `llcstat`), kernel allocations per slab cache (bcc `slabratetop`), context switches or CPU use per
+# task (sysstat `pidstat`), idle CPUs while others queue (bcc `cpuunclaimed`), top-down pipeline-slot
+# shares (pmu-tools `toplev`), page and slab allocations per call site (`perf kmem stat`). None has a
+# stack or a sampled kernel function: how often, how much or what fraction, never where a CPU spent its
+# time. Each is read from its own header and drawn as one row per table, never diagnosed; beside a
+# profile, the profile is diagnosed (the table is not CPU samples, key 1 of `profiles`).
+
+METRIC_TOOLS = (
+    # (tool, header, what its rows count)
+    ("cachestat", re.compile(r"^\s*(?:TIME\s+)?HITS\s+MISSES\s+(?:DIRTIES\s+)?(?:READ_HIT%|HITRATIO|RATIO)(?=\s|$)"),
+     "page-cache hits, misses and dirtied pages per interval"),
+    ("llcstat", re.compile(r"^\s*PID\s+(?:TID\s+)?NAME\s+CPU\s+REFERENCE\s+MISS\s+HIT%\s*$"),
+     "last-level-cache references and misses per process"),
+    ("slabratetop", re.compile(r"^\s*CACHE\s+ALLOCS\s+BYTES\s*$"),
+     "kernel allocations per slab cache"),
+    ("pidstat", re.compile(r"^\s*(?:\d{1,2}:\d{2}:\d{2}(?:\s*[AP]M)?\s+|Average:\s+)?UID\s+(?:TGID\s+|TID\s+)*PID\s+"
+                           r"(?=.*(?:%usr|cswch/s|kB_rd/s|minflt/s|StkSize|%MEM|threads))\S.*\s(?:Command|COMMAND)\s*$"),
+     "CPU use, context switches, faults or I/O per task"),
+    ("cpuunclaimed", re.compile(r"^\s*%CPU\s+\d+(?:\.\d+)?%,\s*unclaimed idle\s+\d+(?:\.\d+)?%\s*$"),
+     "CPU utilisation and idle CPUs left unclaimed while tasks queued"),
+    ("toplev", re.compile(r"^\s*(?:(?:S\d+-)?C\d+(?:-T\d+)?\s+|CPU\d+\s+)?(?:FE|BE|RET|BAD)(?:/\w+)?\s+"
+                          r"(?:Frontend_Bound|Backend_Bound|Retiring|Bad_Speculation)(?:\.\w+)*\s+%\s*\w+"),
+     "shares of pipeline slots per top-down category"),
+    ("perf kmem stat", re.compile(r"^\s*(?:SUMMARY \((?:page|SLAB) allocator\)|(?:Total alloc \(KB\)|Callsite|Alloc Ptr)"
+                                  r"\s*\|.*|Order\s+Unmovable\s+Reclaimable\s+Movable\b.*)\s*$"),
+     "page or slab allocations per call site, order and migrate type"),
+)
+# a row holds a number; a command line, a comment or a profile's row (`[k]`) starts what follows the table
+METRIC_ROW = re.compile(r"^(?!\s*[#$@>%])(?!.*\[[k.]\]).*\d")
+METRIC_OTHER = re.compile(r"^\s*(?:[-=|+\s]{3,}|\^C|\.\.\.[\s.|]*|[=]+)\s*$")
+
+
+def starts_metric_table(line: str) -> bool:
+    return any(header.match(line) for _tool, header, _what in METRIC_TOOLS)
+
+
+def read_metric_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """A counter table of `cachestat`, `llcstat`, `slabratetop`, `pidstat`, `cpuunclaimed`, `toplev` or
+    `perf kmem stat` from its header at `start`, to the first line that is neither a row (a line with a
+    number), its tool's header again, a rule nor a blank line before that header (rule BN2): read as one row, never diagnosed.
+
+    >>> block = read_metric_table(["CACHE                            ALLOCS      BYTES",
+    ...                            "dentry                             1871     359232",
+    ...                            "kmalloc-64                          214      13696"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.fmt, bool(block.not_cpu), block.end
+    ([('[slabratetop table]', 2.0)], 'tool-metrics', True, 3)
+    >>> block = read_metric_table(["%CPU  83.00%, unclaimed idle 0.12%", "%CPU  87.25%, unclaimed idle 0.38%",
+    ...                            "", "$ perf top"], 0)
+    >>> [(s[0][-1].name, s[1]) for s in block.stacks], block.end
+    ([('[cpuunclaimed table]', 2.0)], 2)
+    """
+    tool, header, what = next(t for t in METRIC_TOOLS if t[1].match(lines[start]))
+    rows, index = 0, start
+    while index < len(lines):
+        line = lines[index]
+        if METRIC_ROW.search(line) or header.match(line):
+            rows += 1 if METRIC_ROW.search(line) and not header.match(line) or tool in ("cpuunclaimed", "toplev") else 0
+        elif not (METRIC_OTHER.match(line) or ELISION.match(line)
+                  or (not line.strip() and _metric_continues(lines, index + 1, header))):
+            break
+        index += 1
+    while index > start and not lines[index - 1].strip():
+        index -= 1
+    block = Block("tool-metrics", start, start, unit="events")
+    if rows:
+        block.stacks = [((Frame(f"[{tool} table]", "unknown"),), float(rows), "", None, None)]
+    block.not_cpu = (f"this {tool} table counts {what}: no stack and no sampled kernel function, so it says "
+                     "how often or how much, not where CPU time went")
+    return finish(block, start, index, f"read a {tool} table: {plural(rows, 'row')} of counters, not CPU samples")
+
+
+def _metric_continues(lines: Sequence[str], index: int, header: re.Pattern) -> bool:
+    """Whether the table goes on after a blank line: its next non-blank line is its tool's header (the
+    next interval's table, the next part of a report), not whatever the author pasted after it."""
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    return index < len(lines) and bool(header.match(lines[index]))
