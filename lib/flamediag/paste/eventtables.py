@@ -714,11 +714,25 @@ SCHED_DEBUG_LINE = re.compile(r"^\s*(?:\.?[\w.()\[\]>-]+\s*:.*|cpu#\d+.*|(?:cfs|
                               r"[RS>]?\s*\S+\s+\d+\s+-?\d+\.\d+\s+\d+\s+\d+\s.*)\s*$")
 SCHED_DEBUG_TASK = re.compile(r"^\s*[RS>]?\s*(?P<comm>\S+)\s+(?P<pid>\d+)\s+-?\d+\.\d+\s+\d+\s+\d+\s+-?\d+\.\d+\s+"
                               r"(?P<sum>\d+\.\d+)")
+# `perf sched timehist` (perf 4.10+): one line per context switch, the task switched out with how long it
+# waited before it ran, its scheduling delay and how long it ran (msec); `-s` / `-S` add a per-task summary
+# (`Runtime summary`: comm, parent, sched-in count, run-time ...) and idle stats (rule BM2)
+SCHED_TIMEHIST_HEADER = re.compile(r"^\s*time\s+cpu\s+(?:\S+\s+)?task name\s+wait time\s+sch delay\s+run time\b")
+SCHED_TIMEHIST_ROW = re.compile(r"^\s*\d+\.\d+\s+\[(?P<cpu>\d+)\]\s+(?:[ .s]*\s)?(?P<task>\S.*?)\s+\d+\.\d+\s+"
+                                r"\d+\.\d+\s+(?P<run>\d+\.\d+)(?:\s+\S+)?\s*$")
+SCHED_TIMEHIST_SUMMARY = re.compile(r"^\s*Runtime summary\s*$")
+SCHED_TIMEHIST_TASK = re.compile(r"^\s*(?P<task>\S.*?)\s+-?\d+\s+\d+\s+(?P<run>\d+\.\d+)\s+\d+\.\d+\s+\d+\.\d+\s+"
+                                 r"\d+\.\d+\s+\d+\.\d+(?:\s+\d+)?\s*$")
+SCHED_TIMEHIST_OTHER = re.compile(r"^\s*(?:\[tid/pid\].*|\(count\).*|[-\s]{10,}|comm\s+parent\s+sched-in.*|Runtime summary|"
+                                  r"\d+\.\d+\s+\[\d+\]\s+.*\b(?:awakened|migrated):.*|Idle stats:|"
+                                  r"CPU\s+\d+ idle.*|Total number of .*|Total run time.*|Total scheduling delay.*|"
+                                  r"\(msec\).*|Terminated tasks:|Wait stats:|.*\(count\)\s+\(msec\).*)\s*$")
 
 
 def starts_wait_table(line: str) -> bool:
     return bool(WCHAN_COMMAND.match(line) or SCHED_LATENCY_HEADER.match(line) or LATENCYTOP_HEADER.match(line)
-                or SCHED_DEBUG_HEADER.match(line))
+                or SCHED_DEBUG_HEADER.match(line) or SCHED_TIMEHIST_HEADER.match(line)
+                or SCHED_TIMEHIST_SUMMARY.match(line))
 
 
 def read_wait_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
@@ -740,6 +754,8 @@ def read_wait_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         return _read_latencytop(lines, start)
     if SCHED_DEBUG_HEADER.match(line):
         return _read_sched_debug(lines, start)
+    if SCHED_TIMEHIST_HEADER.match(line) or SCHED_TIMEHIST_SUMMARY.match(line):
+        return _read_sched_timehist(lines, start)
     return _read_wchan(lines, start)
 
 
@@ -768,6 +784,40 @@ def _read_sched_latency(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     block.not_cpu = ("perf sched latency gives each task's run time and how long its wakeups waited for a CPU: "
                      "scheduling delays, with no kernel function behind the run time, not CPU samples")
     return finish(block, start, index, f"read perf sched latency: {plural(len(block.stacks), 'task')} "
+                  "with their run time")
+
+
+def _read_sched_timehist(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """perf sched timehist's switch lines and per-task summary from `start` (rule BM2): each task's run
+    time (the summary's when it is there, else the switch lines' added up), the idle task left out;
+    scheduling history with no kernel function behind the run time, never CPU samples.
+
+    >>> block = _read_sched_timehist(["           time    cpu  task name       wait time  sch delay   run time",
+    ...     "                        [tid/pid]          (msec)     (msec)     (msec)",
+    ...     "--------------- ------  --------------  ---------  ---------  ---------",
+    ...     "  201411.501208 [0002]  <idle>              0.000      0.000      1.021",
+    ...     "  201411.501246 [0002]  nginx[2213]         1.054      0.006      0.038",
+    ...     "  201411.501388 [0002]  nginx[2213]         0.142      0.003      0.048"], 0)
+    >>> [(s[0][-1].name, round(s[1]), s[2]) for s in block.stacks], block.fmt, bool(block.not_cpu)
+    ([('[run time]', 86, 'nginx')], 'perf-sched-timehist', True)
+    """
+    block = Block("perf-sched-timehist", start, start, unit="us")
+    switched, index = rows_of(lines, start + 1, lambda line: SCHED_TIMEHIST_ROW.match(line) or
+                              SCHED_TIMEHIST_TASK.match(line), SCHED_TIMEHIST_OTHER.match)
+    per_switch: Counter = Counter()
+    summary: Counter = Counter()
+    for row in switched:
+        task = re.sub(r"\[\d+(?:/\d+)?\]$", "", row["task"].strip()) or row["task"].strip()
+        if task == "<idle>" or task.startswith("swapper"):
+            continue
+        (per_switch if "cpu" in row.groupdict() else summary)[task] += float(row["run"]) * 1e3
+    runs = summary or per_switch
+    block.stacks = [((Frame("[run time]", "unknown"),), spent, task, None, None)
+                    for task, spent in runs.items() if spent > 0]
+    block.not_cpu = ("perf sched timehist gives, per context switch, how long a task waited, its scheduling delay "
+                     "and how long it ran: scheduling history with no kernel function behind the run time, not "
+                     "CPU samples")
+    return finish(block, start, index, f"read perf sched timehist: {plural(len(block.stacks), 'task')} "
                   "with their run time")
 
 

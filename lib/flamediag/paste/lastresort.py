@@ -139,6 +139,7 @@ def read_comparison(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
 def read_symbols(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
     """A flat block of every kernel symbol in lines not `taken` by evidence sections."""
     block = Block("unrecognised-layout", 0, len(lines), flat=True, unit="mixed")
+    shapes, others = set(), []
     for index, line in enumerate(lines):
         if index in taken or len(line) > MAX_LINE:
             continue
@@ -149,8 +150,18 @@ def read_symbols(lines: Sequence[str], taken: Set[int]) -> Optional[Block]:
         row = _table_row(line)
         if row:
             block.stacks.append(((Frame(row[0], "kernel"),), row[1], "", None, None))
+            shape = _module_shape(line)
+            if shape:
+                shapes.add(shape)
+        else:
+            others.append(line)
     if not block.stacks:
         return None
+    users = [row for row in (_user_row(line, shapes) for line in others) if row]
+    block.stacks += [((Frame(name, "user"),), share, "", None, None) for name, share in users]
+    if users:
+        block.notes.append(f"read {plural(len(users), 'row')} of the same table whose object is a user library or "
+                           "program as user space")
     block.notes.append(f"layout not recognised: read {plural(len(block.stacks), 'kernel symbol')} found in the "
                        "text (last resort), each weighted by the percentage or count on its line, else 1; "
                        "no ancestry")
@@ -220,6 +231,9 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
     after_module = _after_module(line)
     if after_module:
         return after_module
+    before_module = _before_module(line)
+    if before_module:
+        return before_module
     if 2 < len(tokens) <= 10 and _TABLE_SYMBOL.match(tokens[0]) and not _TABLE_SYMBOL.match(tokens[-1]):
         return _name_first_row(line, tokens)
     if len(tokens) < 2 or len(tokens) > 10 or not _TABLE_SYMBOL.match(tokens[-1]):
@@ -263,6 +277,59 @@ def _after_module(line: str) -> Optional[Tuple[str, float]]:
     if not _TABLE_SYMBOL.match(symbol) or share is None:
         return None
     return normalize(symbol) or symbol, share
+
+
+def _before_module(line: str) -> Optional[Tuple[str, float]]:
+    """A row `share  symbol  module`, as `perf report --sort sym,dso` orders its columns and a README
+    table retypes them without perf's `[k]` marker (rule BM1): the column right before a kernel module
+    column (`[kernel.kallsyms]`, `vmlinux`, a `.ko`) is the symbol when a share stands before it. A
+    row whose object is a user library or program is user space, and not read as a kernel symbol.
+    Columns apart by two or more spaces; weighted by the share.
+
+    >>> _before_module("21.40%  native_queued_spin_lock_slowpath  [kernel.kallsyms]")
+    ('native_queued_spin_lock_slowpath', 21.4)
+    >>> _before_module("9.87%  futex_wait_setup  vmlinux  futex.c:2662")
+    ('futex_wait_setup', 9.87)
+    >>> _before_module("4.40%  __lll_lock_wait  libpthread-2.31.so") is None     # a user library's row
+    True
+    >>> _before_module("futex_wake  [kernel.kallsyms]  8.12%") is None           # no share before the symbol
+    True
+    """
+    columns = re.split(r"\s{2,}", line.strip())
+    if not 3 <= len(columns) <= 10:
+        return None
+    at = next((i for i in range(2, len(columns)) if _ROW_MODULE.match(columns[i])), None)
+    if at is None or not _TABLE_SYMBOL.match(columns[at - 1]):
+        return None
+    share = _share(" ".join(columns[:at - 1]))
+    if share is None:
+        return None
+    return normalize(columns[at - 1]) or columns[at - 1], share
+
+
+def _module_shape(line: str) -> Optional[Tuple[int, int]]:
+    """(columns, the object column's index) of a row `_before_module` reads, else None."""
+    columns = re.split(r"\s{2,}", line.strip())
+    if _before_module(line) is None:
+        return None
+    return len(columns), next(i for i in range(2, len(columns)) if _ROW_MODULE.match(columns[i]))
+
+
+def _user_row(line: str, shapes: Set[Tuple[int, int]]) -> Optional[Tuple[str, float]]:
+    """A row of a `share  symbol  object` table (rule BM1) whose object column, where the kernel rows
+    have `[kernel.kallsyms]`, names a user library or program: (symbol, share), user space.
+
+    >>> _user_row("41.20%  Queue::push  bench", {(3, 2)}), _user_row("2.1%  a  b  c", {(3, 2)})
+    (('Queue::push', 41.2), None)
+    """
+    columns = re.split(r"\s{2,}", line.strip())
+    for count, at in shapes:
+        if len(columns) != count or _ROW_MODULE.match(columns[at]) or _ROW_NUMBER.match(columns[at]):
+            continue
+        share = _share(" ".join(columns[:at - 1]))
+        if share is not None and not _ROW_NUMBER.match(columns[at - 1]) and " " not in columns[at - 1]:
+            return columns[at - 1], share
+    return None
 
 
 def _share(text: str) -> Optional[float]:

@@ -43,6 +43,7 @@ from typing import List, Optional
 
 from .kstack import SYSLOG_HEAD as _SYSLOG_HEAD
 from .lkp import PLUS_MINUS as _PLUS_MINUS
+from .c2c import ROW as _C2C_ROW
 from .lockcon import SYM as _LOCK_CALLER, TIME as _LOCK_TIME
 
 PCT = r"\d+(?:[.,]\d+)?%"
@@ -61,6 +62,9 @@ _MODULE_TAIL = re.compile(r"^\[[\w.-]+\]\s*$")
 _FRAME_END = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+\s*$")
 _CPU_LINE = re.compile(r"\bCPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: .*(?:Not tainted|Tainted:[ A-Z]*)\s*$")
 _RELEASE_TAIL = re.compile(r"^\d+\.\d+\S* #\d+")
+# the symbol after a cut `[k]` / `[.]` mark and the columns after it, two blanks apart (`--sort mem,sym,dso`:
+# `hashjoin::probe_partition            hjbench`, rule BM4)
+_SYMBOL_COLUMNS_TAIL = re.compile(r"^[A-Za-z_.][\w.$:~]*(?:\s{2,}\S+)+\s*$")
 _MARK_END = re.compile(r"%\s.*\s\[[k.gujH]\]$")                 # an entry cut right after its `[k]`
 _WORD_TAIL = re.compile(r"^[A-Za-z0-9_.$]{1,128}$")
 _ENTRY_HEAD = re.compile(r"^[-+]?\s*" + PCT + r"(?:\s+" + PCT + r")?\s+\S")      # `  12.10%  java  [kernel]`
@@ -159,11 +163,41 @@ MAX_JOINED = 2000          # tool lines are shorter; longer ones are not worth a
 MAX_HARD_WRAPPED = 400
 
 
+# A perf c2c Pareto row cut by a mail client (rule BM4): its head is the share columns, then only the
+# offset, node, PA count, code address and cycle columns (hex or decimal), perhaps the `[k]` / `[.]` mark;
+# its tails carry the rest of those columns, the mark and symbol, then the object, source line and nodes.
+_C2C_ROW_HEAD = re.compile(r"^\s*(?:\d+(?:[.,]\d+)?%\s+){2,}0x[0-9a-f]+(?:\s+(?:0x)?[0-9a-f]+)*(?:\s+\[[k.]\])?\s*$")
+_C2C_ROW_TAIL = re.compile(r"^(?:(?:0x)?[0-9a-f]+\s+)*(?:\[[k.]\](?:\s|$)|(?:0x)?[0-9a-f]+\s*$)|^[A-Za-z_.][\w.$:]*(?:\s|$)")
+_C2C_REST_TAIL = re.compile(r"^(?![=#-])[^%\s]+(?:\s+[^%\s]+)*\s*$")      # not a rule or a comment
+
+
+def _c2c_tail(head: str, tail: str) -> bool:
+    """Whether `tail` goes on a c2c Pareto row cut before it (rule BM4): the row's head has no symbol
+    yet and the tail goes on with its columns (or the symbol after a mark the head ends with), or the
+    head is a whole row and the tail holds no share (its object, `source:line` and node columns).
+
+    >>> _c2c_tail("    58.82%   61.22%    0.00%    0.00%    0x0     0       1  0x4019f2",
+    ...           "402       201       188     8802         2  [.] ring_consume       msgbus")
+    True
+    >>> _c2c_tail("    58.82%   61.22%    0.00%    0.00%    0x0  0  1  0x4019f2  402  2  [.] ring_consume  msgbus", "ring.h:88     0")
+    True
+    >>> _c2c_tail("    58.82%   61.22%    0.00%    0.00%    0x0  0  1  0x4019f2  402  2  [.] ring_consume  msgbus",
+    ...           "41.18%   38.78%  100.00%    0.00%   0x40     0       1  0x401a71")
+    False
+    """
+    if _C2C_ROW_HEAD.match(head):
+        marked = head.rstrip().endswith("]")
+        return bool(_C2C_ROW_TAIL.match(tail)) and (marked or not re.match(r"^[A-Za-z_]", tail))
+    return bool(_C2C_ROW.match(head) and _C2C_REST_TAIL.match(tail))
+
+
 def _join(out: List[str], tail: str) -> Optional[str]:
     head = out[-1]
     stripped = head.rstrip()
     if len(head) > MAX_JOINED or len(tail) > MAX_JOINED:
         return None
+    if "%" in stripped and _c2c_tail(stripped, tail):
+        return stripped + "  " + tail.rstrip()
     if _HEAD_PCT.search(stripped) and _TAIL_NAME.match(tail):
         return stripped + tail
     if _HEAD_PCT_DASHES.search(stripped) and _NAME_START.match(tail):
@@ -197,7 +231,8 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return stripped + " " + tail
     if (_FS_HEAD.match(stripped) and _KNLGS_TAIL.match(tail)) or (_PROCESS_HEAD.match(stripped) and _TASK_TAIL.match(tail)):
         return stripped + " " + tail
-    if stripped.endswith("]") and _MARK_END.search(stripped) and _WORD_TAIL.match(tail.rstrip()):
+    if stripped.endswith("]") and _MARK_END.search(stripped) and (_WORD_TAIL.match(tail.rstrip())
+                                                                   or _SYMBOL_COLUMNS_TAIL.match(tail)):
         return stripped + " " + tail
     if _MARK_TAIL.match(tail) and _ENTRY_HEAD.match(stripped) and "[" not in stripped[-4:]:
         return head + tail if head.endswith(" ") else stripped + " " + tail

@@ -43,9 +43,11 @@ _MARKERS_ONLY = re.compile(r"^(?: {0,3}[|>](?: |$))+$")
 # What a call graph never holds after a rail: text right after `| ` (another quote marker among it),
 # a row that starts with a number (a column percentage or count), a perf TUI row folded open or shut
 # (`-   19.47%  comm`, `+  3.1% frame`: the fold marker, blanks, a percentage; a graph's own branch is
-# `--3.1%--`, rule BD1), a tool's header or rule, a frame offset.
+# `--3.1%--`, rule BD1), a tool's header or rule (one run of dashes, or a table's column rule of
+# several: `--------------- --------  ------` under perf trace -s or perf sched timehist, rule BM3),
+# a frame offset.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*[-+]\s+\d+(?:[.,]\d+)*%\s"
-                          r"|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}$)"
+                          r"|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}(?: +-{2,})*\s*$)"
                           r"|.*\+0x[0-9a-f]+/0x)")
 _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
@@ -193,7 +195,22 @@ def _cells(line: str) -> List[str]:
     inner = line.strip()
     inner = inner[1:] if inner.startswith("|") else inner
     inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
+    return [_uncode(cell.strip().replace("\\|", "|")) for cell in re.split(r"(?<!\\)\|", inner)]
+
+
+# A cell that is one Markdown code span (`` `futex_wake` ``, ``` ``x`` ```): the backquotes are markup
+# (rule BM1), as a README writes symbols and objects in a table
+_CODE_CELL = re.compile(r"^(?P<ticks>`+)\s?(?P<text>[^`]+?)\s?(?P=ticks)$")
+
+
+def _uncode(cell: str) -> str:
+    """The text of a cell that is one code span, else the cell.
+
+    >>> _uncode("`native_queued_spin_lock_slowpath`"), _uncode("``[kernel.kallsyms]``"), _uncode("a `b` c")
+    ('native_queued_spin_lock_slowpath', '[kernel.kallsyms]', 'a `b` c')
+    """
+    found = _CODE_CELL.match(cell)
+    return found["text"] if found else cell
 
 
 def _unchat(lines: List[str]) -> List[str]:
