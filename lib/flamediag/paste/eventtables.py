@@ -874,6 +874,8 @@ METRIC_TOOLS = (
                                   r"\s*\|.*|Order\s+Unmovable\s+Reclaimable\s+Movable\b.*)\s*$"),
      "page or slab allocations per call site, order and migrate type"),
 )
+# cpuunclaimed and toplev print no header line: what starts their table is its first row
+HEADER_IS_ROW = frozenset({"cpuunclaimed", "toplev"})
 # a row holds a number; a command line, a comment or a profile's row (`[k]`) starts what follows the table
 METRIC_ROW = re.compile(r"^(?!\s*[#$@>%])(?!.*\[[k.]\]).*\d")
 METRIC_OTHER = re.compile(r"^\s*(?:[-=|+\s]{3,}|\^C|\.\.\.[\s.|]*|[=]+)\s*$")
@@ -902,8 +904,9 @@ def read_metric_table(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     rows, index = 0, start
     while index < len(lines):
         line = lines[index]
-        if METRIC_ROW.search(line) or header.match(line):
-            rows += 1 if METRIC_ROW.search(line) and not header.match(line) or tool in ("cpuunclaimed", "toplev") else 0
+        is_row, is_header = bool(METRIC_ROW.search(line)), bool(header.match(line))
+        if is_row or is_header:
+            rows += 1 if (is_row and not is_header) or tool in HEADER_IS_ROW else 0
         elif not (METRIC_OTHER.match(line) or ELISION.match(line)
                   or (not line.strip() and _metric_continues(lines, index + 1, header))):
             break

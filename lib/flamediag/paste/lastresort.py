@@ -55,7 +55,7 @@ then left out, as a flat listing beside call stacks is.
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 from ..kernelnames import normalize
 from ..profile import Frame
@@ -239,7 +239,7 @@ def _table_row(line: str) -> Optional[Tuple[str, float]]:
     if len(tokens) < 2 or len(tokens) > 10 or not _TABLE_SYMBOL.match(tokens[-1]):
         return None
     numbers = [t for t in tokens[:-1] if _TABLE_NUMBER.match(t)]
-    table = len(re.split(r"\s{2,}", line.strip())) >= 3
+    table = len(_columns(line)) >= 3
     if not numbers or not (table or len(numbers) == len(tokens) - 1):
         return None
     name = normalize(tokens[-1]) or tokens[-1]
@@ -264,7 +264,7 @@ def _after_module(line: str) -> Optional[Tuple[str, float]]:
     >>> _after_module("osq_lock  [kernel]  24.6%") is None      # the symbol first: rule R1's row
     True
     """
-    columns = re.split(r"\s{2,}", line.strip())
+    columns = _columns(line)
     if not 3 <= len(columns) <= 10:
         return None
     modules = [i for i, column in enumerate(columns[:-1]) if _ROW_MODULE.match(column)
@@ -295,7 +295,12 @@ def _before_module(line: str) -> Optional[Tuple[str, float]]:
     >>> _before_module("futex_wake  [kernel.kallsyms]  8.12%") is None           # no share before the symbol
     True
     """
-    columns = re.split(r"\s{2,}", line.strip())
+    found = _symbol_before_module(_columns(line))
+    return found[:2] if found else None
+
+
+def _symbol_before_module(columns: Sequence[str]) -> Optional[Tuple[str, float, int]]:
+    """`_before_module` on a row's columns: (symbol, share, the object column's index)."""
     if not 3 <= len(columns) <= 10:
         return None
     at = next((i for i in range(2, len(columns)) if _ROW_MODULE.match(columns[i])), None)
@@ -304,15 +309,19 @@ def _before_module(line: str) -> Optional[Tuple[str, float]]:
     share = _share(" ".join(columns[:at - 1]))
     if share is None:
         return None
-    return normalize(columns[at - 1]) or columns[at - 1], share
+    return normalize(columns[at - 1]) or columns[at - 1], share, at
 
 
 def _module_shape(line: str) -> Optional[Tuple[int, int]]:
     """(columns, the object column's index) of a row `_before_module` reads, else None."""
-    columns = re.split(r"\s{2,}", line.strip())
-    if _before_module(line) is None:
-        return None
-    return len(columns), next(i for i in range(2, len(columns)) if _ROW_MODULE.match(columns[i]))
+    columns = _columns(line)
+    found = _symbol_before_module(columns)
+    return (len(columns), found[2]) if found else None
+
+
+def _columns(line: str) -> List[str]:
+    """A table row's columns: apart by two or more spaces."""
+    return re.split(r"\s{2,}", line.strip())
 
 
 def _user_row(line: str, shapes: Set[Tuple[int, int]]) -> Optional[Tuple[str, float]]:
@@ -322,7 +331,7 @@ def _user_row(line: str, shapes: Set[Tuple[int, int]]) -> Optional[Tuple[str, fl
     >>> _user_row("41.20%  Queue::push  bench", {(3, 2)}), _user_row("2.1%  a  b  c", {(3, 2)})
     (('Queue::push', 41.2), None)
     """
-    columns = re.split(r"\s{2,}", line.strip())
+    columns = _columns(line)
     for count, at in shapes:
         if len(columns) != count or _ROW_MODULE.match(columns[at]) or _ROW_NUMBER.match(columns[at]):
             continue
@@ -352,7 +361,7 @@ def _name_first_row(line: str, tokens: Sequence[str]) -> Optional[Tuple[str, flo
     """`sym  module  412.580s  23.1%`: the symbol first, then only numbers, shares and a module,
     columns apart by two or more spaces; weighted by its share (rule R1)."""
     rest = tokens[1:]
-    if len(re.split(r"\s{2,}", line.strip())) < 3:
+    if len(_columns(line)) < 3:
         return None
     if not all(_ROW_NUMBER.match(t) or _ROW_MODULE.match(t) for t in rest):
         return None
