@@ -33,14 +33,15 @@ from .unwrap import layouts, unwrap
 
 UNDERSTOOD = (
     "perf report --stdio or TUI (call graph or flat), perf top, perf script, perf c2c, folded stacks, "
-    "bcc profile (-f or multi-line), bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, the workqueue's hogged-CPU reports, "
+    "bcc profile (-f or multi-line), async-profiler traces and flat tables, bpftrace @[kstack] maps, ftrace stack traces, function_graph and workqueue events, the workqueue's hogged-CPU reports, "
     "crash bt, oops/NMI/soft-lockup/hung-task traces, /proc/PID/stack, sysrq-l dumps, OProfile opreport, readprofile, "
     "SystemTap print_stack backtraces, timer.profile counts, topsys.stp and futexes.stp tables, LKP perf-profile rows, perf diff tables, comparisons typed by hand, perf lock contention tables, /proc/lock_stat tables, bcc/bpftrace tcpretrans lines and tcp:tcp_retransmit_skb events, "
     "bcc softirqs / hardirqs tables, interrupt / softirq events (trace-cmd report), sysdig topscalls_time, perf trace -s, perf kvm stat report, kvm_stat, "
     "bcc/bpftrace tcpdrop, bcc criticalstat, drsnoop and compactsnoop, funccount and klockstat tables, bpftrace count maps and histograms, the ftrace function profile, "
     "counter tables of cachestat, llcstat, slabratetop, pidstat, cpuunclaimed, toplev and perf kmem stat"
 )
-WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap"})
+WEIGHTED = frozenset({"folded", "bcc-profile-folded", "bcc-stacks", "bpftrace-kstack", "perf-script", "systemtap",
+                      "async-profiler"})
 # `perf record -C 0`, `perf report --cpu 3`: the samples shown are from that one CPU.
 ONE_CPU = re.compile(r"\bperf\s+(?:record|report|top)\b.*?(?:\s-C\s*|\s--cpu[= ])(\d+)(?=\s|$)")
 # `perf top -p $(pgrep kswapd0)`, `perf record -p `pidof mysqld``, `perf report --comms java`: the
@@ -99,6 +100,8 @@ def _readers_for(line: str) -> List[Reader]:
         readers.append(stacktext.read_folded)
     if stacktext.BCC_FRAME.match(line):
         readers.append(stacktext.read_bcc_stacks)
+    if stacktext.starts_async_profiler(line):
+        readers.append(stacktext.read_async_profiler)
     if lkp.starts_lkp(line):
         readers.append(lkp.read_lkp)
     if lockcon.starts_lock_contention(line):

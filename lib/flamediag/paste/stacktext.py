@@ -1,12 +1,16 @@
 """Stack formats that other tools print as text: folded lines (bcc `profile -f`, stackcollapse),
 bcc's multi-line stacks (`profile`, `offcputime`, `stackcount` without -f), bpftrace
-`@[kstack] = count` maps, and perf script chunks (read by flamediag.perfscript).
+`@[kstack] = count` maps, async-profiler's traces and flat table, and perf script chunks (read by
+flamediag.perfscript).
 
     java;start_thread;run;-;entry_SYSCALL_64_[k];do_syscall_64_[k];futex_wait_[k] 37
     @[
         native_queued_spin_lock_slowpath+29
         _raw_spin_lock+30
     ]: 412
+    --- 10431229000 ns (21.64%), 10431 samples
+      [ 0] smp_call_function_many_[k]
+      [ 1] native_flush_tlb_others_[k]
 """
 from __future__ import annotations
 
@@ -288,3 +292,96 @@ def _bcc_finish(block: Block, kernel_part: List[str], user_part: List[str], deli
         frames = split_kernel_user(rooted, "kernel" if looks_kernel(rooted[-1]) else "unknown")
     block.stacks.append((frames, count, comm, None, None))
     return end
+
+
+# async-profiler's text output (`profiler.sh` / `asprof` without -f, or -o summary,traces,flat), the
+# layout JVM projects' issues paste (rule BP1 of doc/accuracy.md):
+#     --- Execution profile ---
+#     Total samples       : 48211
+#     --- 10431229000 ns (21.64%), 10431 samples       one trace: its time, share and samples
+#       [ 0] smp_call_function_many_[k]                 innermost first, kernel frames `_[k]`
+#       [ 1] native_flush_tlb_others_[k]
+#               ns  percent  samples  top               the flat table: self samples per frame
+#       ----------  -------  -------  ---
+#      12011230000   24.91%    12011  smp_call_function_many_[k]
+# `bytes` (allocation profiling) weigh memory, not CPU: such a trace is not read.
+ASYNC_BANNER = re.compile(r"^\s*---\s+Execution profile\s+---\s*$")
+ASYNC_TRACE = re.compile(r"^\s*---\s+\d+\s+(?P<unit>ns|us|ms|counts?|bytes)\s+\(\s*\d+(?:\.\d+)?%\),\s+"
+                         r"(?P<samples>\d+)\s+samples?\s*$")
+ASYNC_FRAME = re.compile(r"^\s*\[\s*\d+\]\s+(?P<name>\S.*?)\s*$")
+ASYNC_SUMMARY = re.compile(r"^\s*[A-Z][\w ]*?\s+:\s+\S")          # `Total samples       : 48211`
+ASYNC_FLAT_HEADER = re.compile(r"^\s*(?P<unit>ns|us|ms|counts?|bytes)\s+percent\s+samples\s+top\s*$")
+ASYNC_FLAT_RULE = re.compile(r"^\s*-{3,}\s+-{3,}\s+-{3,}\s+-{3}\s*$")
+ASYNC_FLAT_ROW = re.compile(r"^\s*\d+\s+\d+(?:\.\d+)?%\s+(?P<samples>\d+)\s+(?P<name>\S.*?)\s*$")
+# The command line above names the mode when it is not CPU time: `-e wall` samples every thread,
+# running or asleep; `-e lock` weighs the time waited for Java monitors and locks.
+ASYNC_NOT_CPU = re.compile(r"\b(?:profiler\.sh|asprof|async-profiler|libasyncProfiler\S*)\b.*?"
+                           r"(?:\s-e\s*|\s--event[= ]|[,=]event=)(?P<mode>wall|lock)\b")
+
+
+def starts_async_profiler(line: str) -> bool:
+    return bool(ASYNC_BANNER.match(line) or ASYNC_TRACE.match(line) or ASYNC_FLAT_HEADER.match(line))
+
+
+def read_async_profiler(lines: Sequence[str], start: int) -> Union[Block, Miss]:
+    """async-profiler's traces (`--- N ns (P%), S samples` + `[ i] frame` lines, innermost first) and
+    its flat table (`ns percent samples top`), weighted by samples. The traces hold the call chains,
+    so the flat table after them is read only where no trace is: then each row is a frame's own
+    samples, a flat listing. Kernel frames carry async-profiler's `_[k]` (Java `_[j]`, inlined `_[i]`);
+    a listing printed without them is split at the kernel entry as perf's graphs are.
+
+    >>> block = read_async_profiler(["--- 120 ns (60.00%), 12 samples", "  [ 0] osq_lock_[k]",
+    ...     "  [ 1] __mutex_lock.isra.9_[k]", "  [ 2] java.lang.Thread.run", "", "--- 80 ns (40.00%), 8 samples",
+    ...     "  [ 0] java.util.HashMap.getNode"], 0)
+    >>> [([(f.name, f.kind) for f in s[0]], s[1]) for s in block.stacks][0]
+    ([('java.lang.Thread.run', 'user'), ('__mutex_lock', 'kernel'), ('osq_lock', 'kernel')], 12.0)
+    >>> flat = read_async_profiler(["     ns  percent  samples  top", "  -----  -------  -------  ---",
+    ...     "    120   60.00%       12  osq_lock_[k]", "     80   40.00%        8  java.util.HashMap.getNode"], 0)
+    >>> flat.flat, [(s[0][-1].name, s[0][-1].kind, s[1]) for s in flat.stacks]
+    (True, [('osq_lock', 'kernel', 12.0), ('java.util.HashMap.getNode', 'user', 8.0)])
+    """
+    traces: List[Tuple[List[str], float]] = []
+    rows: List[Tuple[str, float]] = []
+    index, memory = start, False
+    while index < len(lines):
+        line = lines[index]
+        trace, flat_header = ASYNC_TRACE.match(line), ASYNC_FLAT_HEADER.match(line)
+        if trace or flat_header:
+            memory = memory or (trace or flat_header)["unit"] == "bytes"
+        if trace:
+            traces.append(([], float(trace["samples"])))
+        elif ASYNC_FRAME.match(line) and traces:
+            traces[-1][0].append(ASYNC_FRAME.match(line)["name"])
+        elif ASYNC_FLAT_ROW.match(line) and not ASYNC_FRAME.match(line):
+            row = ASYNC_FLAT_ROW.match(line)
+            rows.append((row["name"], float(row["samples"])))
+        elif not (line.strip() == "" or flat_header or ASYNC_BANNER.match(line) or ASYNC_FLAT_RULE.match(line)
+                  or ASYNC_SUMMARY.match(line) or ELISION.match(line)):
+            break
+        index += 1
+    if memory:
+        return Miss(max(index, start + 1))
+    names = [n for chain, _ in traces for n in chain] or [n for n, _ in rows]
+    annotated = any(n.endswith("_[k]") for n in names)
+    block = Block("async-profiler", start, index, header=True)
+    mode = next((m["mode"] for m in map(ASYNC_NOT_CPU.search, lines[max(0, start - 5):start]) if m), None)
+    if mode:
+        block.not_cpu = (f"this is async-profiler's {mode} mode (`-e {mode}`): " +
+                         ("every thread is sampled, running or asleep, so the weights are wall time" if mode == "wall"
+                          else "the weights are time spent waiting for Java locks") + ", not CPU samples")
+    if any(chain for chain, _ in traces):
+        for chain, samples in traces:
+            rooted = [n for n in reversed(chain) if not (n.startswith("[") and n.endswith("]"))]  # `[tid=12]` threads
+            if annotated:
+                frames = tuple(_annotated(n) for n in rooted)
+            else:
+                cleaned = [clean_name(n) for n in rooted]
+                frames = split_kernel_user(cleaned, "kernel" if cleaned and looks_kernel(cleaned[-1]) else "user")
+            if frames:
+                block.stacks.append((frames, samples, "", None, None))
+        return finish(block, start, index, f"read async-profiler traces: {plural(len(block.stacks), 'trace')}")
+    block.flat = True
+    for name, samples in rows:
+        kind = "kernel" if name.endswith("_[k]") or (not annotated and looks_kernel(clean_name(name))) else "user"
+        block.stacks.append(((Frame(clean_name(name), kind),), samples, "", None, None))
+    return finish(block, start, index, f"read async-profiler's flat table: {plural(len(block.stacks), 'row')}")
