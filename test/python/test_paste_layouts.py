@@ -920,3 +920,16 @@ def test_rule_bg2_bcc_frames_keep_cplusplus_parameters_and_symbol_versions():
     names = {n for r in result.profile for n in r.names()}
     assert any(n.startswith("pthread_cond_wait") for n in names)
     assert any(n.startswith("os_event::wait_low") for n in names)
+
+
+def test_rule_br1_bcc_profile_banner_gives_one_cpus_samples_over_the_window():
+    """Rule BR1 (probe BG case 2105): bcc profile's banner `Sampling at 99 Hertz ... for 10 secs`
+    says one CPU gives 990 samples over the run; without `for N secs` (ended at Ctrl-C) the window
+    is unknown, and a percentage listing has none."""
+    assert read_paste(_probe_bg_ticket("2105")).profile.cpu_window == 990.0
+    stack = "    compact_zone\n    kcompactd\n    kthread\n    -                kcompactd0 (38)\n        31\n"
+    ctrl_c = read_paste("Sampling at 49 Hertz of all threads by kernel stack... Hit Ctrl-C to end.\n^C\n" + stack)
+    assert ctrl_c.formats == ["bcc-stacks"] and ctrl_c.profile.cpu_window is None
+    timed = read_paste("Sampling at 49 Hertz of all threads by kernel stack for 20 secs.\n" + stack)
+    assert timed.profile.cpu_window == 980.0
+    assert read_paste((FIXTURES / "real-perf61-top-futex.txt").read_text()).profile.cpu_window is None
