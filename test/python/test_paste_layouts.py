@@ -933,3 +933,15 @@ def test_rule_br1_bcc_profile_banner_gives_one_cpus_samples_over_the_window():
     timed = read_paste("Sampling at 49 Hertz of all threads by kernel stack for 20 secs.\n" + stack)
     assert timed.profile.cpu_window == 980.0
     assert read_paste((FIXTURES / "real-perf61-top-futex.txt").read_text()).profile.cpu_window is None
+
+
+def test_rule_br2_hard_lockup_ipi_senders_behind_the_stuck_cpu_left_out():
+    """Rule BR2 (probe BK case 2190): the hard-lockup watchdog names CPU 5, stuck in the HBA's
+    interrupt handler; the NMI backtraces of CPUs 17 and 29 wait in smp_call_function_many for the
+    IPI it cannot take and are left out. When the named CPU is itself such a sender nothing is."""
+    path = next((ROOT / "test" / "fixtures" / "realworld-probe-bk").glob("2190-*.txt"))
+    result = read_paste(path.read_text().split("# ---\n", 1)[1].split("# evidence:", 1)[0])
+    assert [(r.cpu, r.names()[-1]) for r in result.profile] == [(5, "_base_process_reply_queue")]
+    assert any("waiting in a cross-CPU call" in note for note in result.notes)
+    sender = read_paste((FIXTURES / "hand-hard-lockup-stuck-cpu-waits-in-tlb-flush-ipi-rule-br2-tlb-shootdown.txt").read_text())
+    assert sorted(r.cpu for r in sender.profile) == [7, 19]
