@@ -86,6 +86,7 @@ class _Compiled:
         self.exclude = [self._expand(playbook, p) for p in sig["exclude"]]
         self.context = sig["context"]
         self.comm = re.compile(sig["comm"]) if sig["comm"] else None
+        self.background = re.compile(sig["background"]) if sig.get("background") else None
         self.leaf_within = sig["leaf_within"]
         self.distinctive = frozenset(name for element in sig["distinctive"] for name in playbook.expand(element))
         in_strong = frozenset().union(*(h for i, h in enumerate(self.highlight) if i in self.strong))
@@ -316,8 +317,11 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     # rule AY3: a flat entry counted by a distinctive frame is another path's when an exclude pattern
     # is listed for its command as flatclaims.py judges it for claims (co-occurrence, a quarter)
     beside = excluded_commands(playbook, busy.leaves_by_command) if compiled.exclude else frozenset()
+    quiet = _quiet_background(compiled, busy, profile.cpu_window)
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
+            continue
+        if quiet and command_of(record) in quiet:
             continue
         claim = claims.get(id(record))
         hit = _claimed_hit(result, claim, names, record.weight) if claim else hits.get(id(names))
@@ -347,6 +351,40 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     if profile.through:
         _children_totals(result, compiled, profile.through, by_comm)
     return result
+
+
+# Rule BR1: a background kernel thread is a problem when it is busy: half a CPU or more over the
+# window (the threshold rules I2 and R5 give a `top` or `pidstat` row, paste.BUSY_CPU)
+BUSY_THREAD = 0.5
+
+
+def _quiet_background(compiled: _Compiled, busy, cpu_window: Optional[float]) -> FrozenSet[str]:
+    """Rule BR1: the threads of the signature's `background` regex (thp-compaction: kcompactd) that
+    took less than BUSY_THREAD of one CPU over the profiled window. Such a thread's work delays no
+    task (nobody waits for proactive or background compaction), so its cost is the CPU it takes;
+    one thread takes at most one CPU, and a sampled profile whose banner gives its rate and length
+    (`Sampling at 99 Hertz ... for 10 secs`: 990 samples for one CPU) says which part of it. Its
+    samples are not the problem's then, whatever share of the few busy samples of an idle host they
+    are. Without a known window nothing is left out.
+
+    >>> from types import SimpleNamespace as NS
+    >>> from flamediag.profile import StackRecord, Frame
+    >>> c = NS(background=re.compile("^kcompactd"))
+    >>> recs = [(StackRecord((Frame("compact_zone", "kernel"),), 71.0, comm="kcompactd0"), ()),
+    ...         (StackRecord((Frame("clear_page_erms", "kernel"),), 141.0, comm="java"), ())]
+    >>> sorted(_quiet_background(c, recs, 990.0)), sorted(_quiet_background(c, recs, 99.0))
+    (['kcompactd0'], [])
+    >>> _quiet_background(c, recs, None)
+    frozenset()
+    """
+    if compiled.background is None or not cpu_window:
+        return frozenset()
+    taken: Counter = Counter()
+    for record, *_ in busy:
+        comm = command_of(record)
+        if comm and compiled.background.search(comm):
+            taken[comm] += record.weight
+    return frozenset(comm for comm, weight in taken.items() if weight < BUSY_THREAD * cpu_window)
 
 
 def _children_by_name(through: Dict[Tuple[str, str], float]) -> Dict[str, Dict[str, float]]:

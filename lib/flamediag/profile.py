@@ -216,6 +216,8 @@ class Profile:
     percent_of: Optional[float] = None      # weights are % of all samples: the weight 100 % stands for
                                             # (100, or the pasted sample count), set when what was read is
                                             # a listing of the top entries; None = unknown
+    cpu_window: Optional[float] = None      # samples one CPU gives over the profiled window (a bcc profile's
+                                            # `Sampling at 99 Hertz ... for 10 secs`: 990), None = unknown
     through: Dict[Tuple[str, str], float] = field(default_factory=dict)
                                             # a --children listing: (comm, frame) -> weight of the samples
                                             # that ran through that frame (its Children column)

@@ -920,3 +920,28 @@ def test_rule_bg2_bcc_frames_keep_cplusplus_parameters_and_symbol_versions():
     names = {n for r in result.profile for n in r.names()}
     assert any(n.startswith("pthread_cond_wait") for n in names)
     assert any(n.startswith("os_event::wait_low") for n in names)
+
+
+def test_rule_br1_bcc_profile_banner_gives_one_cpus_samples_over_the_window():
+    """Rule BR1 (probe BG case 2105): bcc profile's banner `Sampling at 99 Hertz ... for 10 secs`
+    says one CPU gives 990 samples over the run; without `for N secs` (ended at Ctrl-C) the window
+    is unknown, and a percentage listing has none."""
+    assert read_paste(_probe_bg_ticket("2105")).profile.cpu_window == 990.0
+    stack = "    compact_zone\n    kcompactd\n    kthread\n    -                kcompactd0 (38)\n        31\n"
+    ctrl_c = read_paste("Sampling at 49 Hertz of all threads by kernel stack... Hit Ctrl-C to end.\n^C\n" + stack)
+    assert ctrl_c.formats == ["bcc-stacks"] and ctrl_c.profile.cpu_window is None
+    timed = read_paste("Sampling at 49 Hertz of all threads by kernel stack for 20 secs.\n" + stack)
+    assert timed.profile.cpu_window == 980.0
+    assert read_paste((FIXTURES / "real-perf61-top-futex.txt").read_text()).profile.cpu_window is None
+
+
+def test_rule_br2_hard_lockup_ipi_senders_behind_the_stuck_cpu_left_out():
+    """Rule BR2 (probe BK case 2190): the hard-lockup watchdog names CPU 5, stuck in the HBA's
+    interrupt handler; the NMI backtraces of CPUs 17 and 29 wait in smp_call_function_many for the
+    IPI it cannot take and are left out. When the named CPU is itself such a sender nothing is."""
+    path = next((ROOT / "test" / "fixtures" / "realworld-probe-bk").glob("2190-*.txt"))
+    result = read_paste(path.read_text().split("# ---\n", 1)[1].split("# evidence:", 1)[0])
+    assert [(r.cpu, r.names()[-1]) for r in result.profile] == [(5, "_base_process_reply_queue")]
+    assert any("waiting in a cross-CPU call" in note for note in result.notes)
+    sender = read_paste((FIXTURES / "hand-hard-lockup-stuck-cpu-waits-in-tlb-flush-ipi-rule-br2-tlb-shootdown.txt").read_text())
+    assert sorted(r.cpu for r in sender.profile) == [7, 19]

@@ -64,6 +64,10 @@ ALL_CPUS = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-a|--all-cpus)(?=[\s,;)
 # `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
 # `top` row above (rule H4).
 ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
+# bcc profile's banner: `Sampling at 99 Hertz of all threads by kernel stack for 10 secs.` (without
+# `for N secs` the run ended at Ctrl-C and its length is unknown): one CPU gives rate x seconds
+# samples over the window (rule BR1)
+SAMPLING_WINDOW = re.compile(r"\bSampling at (?P<hz>\d+(?:\.\d+)?) Hertz\b.*?\bfor (?P<secs>\d+(?:\.\d+)?) secs?\b")
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -488,6 +492,9 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         block.header = True
     if block.fmt not in WEIGHTED:
         return
+    window = next((m for m in map(SAMPLING_WINDOW.search, above) if m), None)
+    if window is not None and block.unit == "samples":
+        block.cpu_window = float(window["hz"]) * float(window["secs"])
     block.header = block.header or any(INTRO.search(line) for line in above)
     if not block.not_cpu:
         leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
@@ -512,6 +519,9 @@ def _result(blocks: List[Block], sections: Dict[str, str], skipped: int) -> Past
         for key, weight in block.through.items():
             profile.through[key] = max(profile.through.get(key, 0.0), weight * factor)
     profile.percent_of = _percent_of(chosen, scale)
+    windows = {block.cpu_window for block in chosen.blocks}
+    if len(windows) == 1:
+        profile.cpu_window = windows.pop()
     for block in chosen.blocks:
         if block.event:
             profile.events[block.event] += block.samples or 1

@@ -68,6 +68,8 @@ class Block:
                                   # every sample that ran through that frame (Profile.through)
     lone: Set[int] = field(default_factory=set)  # stacks[i] of a graph paste that are listing rows pasted
                                   # without their call chain (folded in the TUI, -g none for them)
+    cpu_window: Optional[float] = None  # samples one CPU gives over the profiled window (rate x seconds)
+                                  # when the tool's banner says both (rule BR1)
     events: Optional[int] = None  # the event lines an event trace holds (interrupt events): a trace of a few
                                   # is an excerpt beside a sampled profile (PasteProfile.illustration)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Set, Tuple, Union
 
 from ..kernelnames import ARM_IRQ_ENTRY, lock_caller, normalize
 from ..offcpu import SWITCH_LEAVES
@@ -103,6 +103,14 @@ HALTED = frozenset(
      "xen_hypercall_sched_op", "xen_safe_halt", "hv_idle", "default_enter_idle"}
 )
 IDLE_TASKS = ("swapper", "idle", "init")
+# The hard-lockup watchdog's report names the CPU that ran with interrupts off for seconds:
+# `Watchdog detected hard LOCKUP on cpu 5` (2.6.36+), `NMI Watchdog detected LOCKUP on CPU 5` (2.6.9-2.6.18)
+HARD_LOCKUP = re.compile(r"\bWatchdog detected (?:hard )?LOCKUP on cpu ?(?P<cpu>\d+)", re.IGNORECASE)
+# Where a CPU waits for other CPUs to run a cross-CPU call (rule BR2): the sender spins in
+# smp_call_function_many(_cond) / smp_call_function_single (csd_lock_wait, generic_exec_single)
+# until every target has taken the IPI and run the function
+IPI_WAITS = frozenset({"smp_call_function_many", "smp_call_function_many_cond", "smp_call_function_single",
+                       "generic_exec_single", "csd_lock_wait", "smp_call_function"})
 CALL_TRACE = re.compile(r"^\s*(?:Call Trace|Call trace|Backtrace|Exception stack)\b.*:")
 HEADERS = (
     (re.compile(r"NMI backtrace for cpu (?P<cpu>\d+) skipped: idling at (?P<idle>[A-Za-z_][\w.$]*)"), "idle"),
@@ -281,6 +289,9 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     current: Optional[Trace] = None
     section = ""
     sysrq = False
+    # the CPUs a hard-lockup report names (rule BR2); its first line may come before the trace's
+    # first header (`CPU: 5 PID: 0 Comm: swapper/5`), with `Modules linked in:` between them
+    stuck: Set[int] = {int(m["cpu"]) for m in map(HARD_LOCKUP.search, lines[max(0, start - 3):start]) if m}
     prefixed = False                               # the log's lines carry a syslog/dmesg prefix
     index = start
     while index < len(lines):
@@ -288,6 +299,9 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         from_log = len(text) < len(lines[index])   # a dmesg/syslog line: part of the log even if unknown
         prefixed = prefixed or from_log
         header = _header(text)
+        lockup = HARD_LOCKUP.search(text)
+        if lockup:
+            stuck.add(int(lockup["cpu"]))
         if SYSRQ.search(text):
             sysrq = True
         elif header is not None:
@@ -355,6 +369,14 @@ def read_kernel_log(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         block.notes.append(f"left out {plural(len(holders), 'trace')} ({who}) inside a walk that holds the lock another "
                            "reported CPU spins on (a list_lru walk runs its isolate callback under the list's spin "
                            "lock): the holder explains the waiters' spinning, the waiters name the lock")
+    senders = _ipi_senders(stacks, stuck) if not block.not_cpu else []
+    if senders:
+        stacks = [entry for entry in stacks if entry not in senders]
+        cpus = ", ".join(str(entry[0].cpu) for entry in senders)
+        block.notes.append(f"left out {plural(len(senders), 'trace')} (CPU {cpus}) waiting in a cross-CPU call "
+                           f"(smp_call_function_many / _single) beside the CPU the hard-lockup watchdog named "
+                           f"({', '.join(map(str, sorted(stuck)))}): a CPU running with interrupts off cannot take the "
+                           "IPI, so its senders spin behind it; the stuck CPU names the problem")
     halted = [t for t in traces if _halted_lockup(t)]
     if halted and not block.not_cpu:
         at = halted[0].head_rip or halted[0].rip
@@ -431,6 +453,35 @@ def _lock_holders(stacks):
         if any(walks & near_leaf and lockers & takers for walks, lockers in LOCK_HOLDING_WALKS):
             found.append(entry)
     return found
+
+
+def _ipi_senders(stacks, stuck: Set[int]):
+    """Rule BR2: the traces of a hard-lockup report that wait in a cross-CPU call while the CPU the
+    watchdog named runs something else. That CPU ran with interrupts disabled for seconds (a hard
+    interrupt handler that never returns, a spin lock taken with interrupts off), so it cannot take
+    the IPI a TLB flush, `perf_event_read` or `on_each_cpu` sends it: every sender spins in
+    smp_call_function_many or csd_lock_wait until it does, and the NMI backtrace the watchdog asks
+    for shows them there. They are the stuck CPU's victims, left out; the stuck CPU's trace names the
+    problem. When the named CPU itself waits for an IPI (the answer is late elsewhere), nothing is
+    left out.
+
+    >>> stuck = (Trace(cpu=5), ("do_idle", "common_interrupt", "do_IRQ", "_base_interrupt"), "hardirq")
+    >>> sender = (Trace(cpu=17), ("do_mprotect_pkey", "flush_tlb_mm_range", "native_flush_tlb_others",
+    ...                           "smp_call_function_many"), None)
+    >>> [entry[0].cpu for entry in _ipi_senders([stuck, sender], {5})]
+    [17]
+    >>> _ipi_senders([stuck, sender], set())                         # no hard-lockup report
+    []
+    >>> waits = (Trace(cpu=5), sender[1], None)
+    >>> _ipi_senders([waits, sender], {5})                           # the stuck CPU waits itself
+    []
+    """
+    if not stuck:
+        return []
+    waiting = [not IPI_WAITS.isdisjoint(normalize(n) for n in entry[1][-2:]) for entry in stacks]
+    if not any(entry[0].cpu in stuck and not wait for entry, wait in zip(stacks, waiting)):
+        return []
+    return [entry for entry, wait in zip(stacks, waiting) if wait and entry[0].cpu not in stuck]
 
 
 def _halted_lockup(trace: Trace) -> bool:
