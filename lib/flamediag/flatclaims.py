@@ -122,13 +122,16 @@ def _excluded(playbook: Playbook, listed: FrozenSet[str], weights: Optional[Dict
     return False
 
 
-def excluded_commands(playbook: Playbook, commands: Dict[str, Dict[str, float]]) -> FrozenSet[str]:
+def excluded_commands(playbook: Playbook, commands: Dict[str, Dict[str, float]],
+                      identifying: Optional[FrozenSet[str]] = None) -> FrozenSet[str]:
     """Rule AY3: the commands of a flat listing (`commands`: its `by_command`) whose entries identify
     `playbook` by its distinctive frames while one of its exclude patterns is listed beside them
     (`_excluded`, with the quarter rule against those frames): the same top list that keeps a claim
     from the path keeps its distinctive frames from counting for it (a NIC poll listed for an
     application thread that is busy-polling its queue, `napi_busy_loop` beside it, is the
     application's own polling). For a listing with call chains, match passes no commands.
+    `identifying`: the frames judged instead of the distinctive ones (rule BQ1: the `flat_weak`
+    switching rows, which beside futex or lock-sleep rows are that wait's and wake's cost).
 
     >>> from flamediag.profile import Frame
     >>> from flamediag.playbooks import parse_playbook, EXAMPLE
@@ -146,7 +149,7 @@ def excluded_commands(playbook: Playbook, commands: Dict[str, Dict[str, float]])
     >>> sorted(excluded_commands(demo, by_command(prof)))
     []
     """
-    distinctive = _names(playbook, playbook.signature.get("distinctive") or [])
+    distinctive = identifying if identifying is not None else _names(playbook, playbook.signature.get("distinctive") or [])
     found = set()
     for comm, weights in commands.items():
         own = sum(w for name, w in weights.items() if name in distinctive)

@@ -91,6 +91,12 @@ class _Compiled:
         self.distinctive = frozenset(name for element in sig["distinctive"] for name in playbook.expand(element))
         in_strong = frozenset().union(*(h for i, h in enumerate(self.highlight) if i in self.strong))
         self.weak_only = frozenset().union(*(h for i, h in enumerate(self.highlight) if i not in self.strong)) - in_strong
+        # rule BQ1: frames that a flat listing counts as the weak form although no distinctive frame is
+        # listed with them (sched-overhead: the context-switch path's own functions, schedule ->
+        # __switch_to / pick_next_task_fair -> enqueue_entity / dequeue_entity / update_curr); in a call
+        # graph their stacks match the weak `switch` pattern, and a flat row is that stack's leaf
+        self.flat_weak = frozenset(name for element in sig["flat_weak"]
+                                   for name in playbook.expand(element)) - self.distinctive
         self.gate = self._gate(self.patterns)
         self.lock_leaves = frozenset(name for element in (sig["lock_frames"] or sig["claims"])
                                      for name in playbook.expand(element))
@@ -190,7 +196,10 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
     """(matched frame names, strong?) for one stack, or None."""
     if not ancestry:
         seen = [n for n in names if n in compiled.distinctive]
-        return (set(seen), _flat_strong(compiled, seen)) if seen else None
+        if not seen:                  # rule BQ1: a weak-form frame alone counts weak, never strong
+            weak = [n for n in names if n in compiled.flat_weak]
+            return (set(weak), False) if weak else None
+        return (set(seen), _flat_strong(compiled, seen))
     if compiled.gate is not None and compiled.gate.isdisjoint(present):
         return None
     if compiled.foreign_leaves and not compiled.foreign_leaves.isdisjoint(names[-OWN_LEAF_DEPTH:]):
@@ -318,6 +327,9 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     # is listed for its command as flatclaims.py judges it for claims (co-occurrence, a quarter)
     beside = excluded_commands(playbook, busy.leaves_by_command) if compiled.exclude else frozenset()
     quiet = _quiet_background(compiled, busy, profile.cpu_window)
+    # rule BQ1: the same for the weak rows of `flat_weak`, judged against their own weight
+    beside_weak = (excluded_commands(playbook, busy.leaves_by_command, compiled.flat_weak)
+                   if compiled.exclude and compiled.flat_weak else frozenset())
     for record, names, _ in busy:
         if not _context_ok(compiled, record, profile.ancestry):
             continue
@@ -329,6 +341,8 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
                            and _covered_by_exclude(compiled, children, record.comm or "", names)):
             continue
         if not claim and (record.comm or "") in beside:
+            continue
+        if not claim and not hit[1] and hit[0] <= compiled.flat_weak and (record.comm or "") in beside_weak:
             continue
         found, strong = hit
         result.matched += record.weight

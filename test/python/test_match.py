@@ -125,6 +125,29 @@ def test_flat_profile_counts_only_distinctive_frames():
     assert m.flat and m.matched == 5 and m.busy == 15
 
 
+def test_rule_bq1_flat_weak_frames_count_as_the_weak_form_only():
+    """Rule BQ1 (realworld-probe-bq case 2318, a quoted --sort sym listing of schedule / __switch_to /
+    enqueue_entity / update_curr rows): `flat_weak` frames count in a flat listing, as the weak form,
+    never as the strong one; a listed distinctive frame keeps counting as before; call graphs ignore it."""
+    flat = Profile(ancestry=False)
+    flat.add([Frame("zone_reclaim", "kernel")], 5)
+    flat.add([Frame("node_reclaim", "kernel")], 5)     # a weak-form frame, not distinctive
+    flat.add([Frame("_spin_lock_irq", "kernel")], 5)   # neither: still proves nothing
+    m = match_playbook(book("flat_weak: [reclaim]"), flat)
+    assert m.matched == 10 and m.strong == 5 and m.busy == 15
+    assert match_playbook(book(), flat).matched == 5   # without the key: distinctive frames only
+    graph = profile(("node_reclaim", 5, {}), ancestry=True)
+    assert match_playbook(book("flat_weak: [reclaim]"), graph).strong == 0
+    # ...and, as rule AY3 does for distinctive rows, a command whose weak rows are listed beside an
+    # exclude pattern's (here kswapd; sched-overhead: futex wait/wake) at a quarter of them or more
+    # is that path's: the paste fixture html-br-perf61-top-futex stays futex-contention first
+    beside = Profile(ancestry=False)
+    beside.add([Frame("node_reclaim", "kernel")], 5, comm="a")
+    beside.add([Frame("kswapd", "kernel")], 2, comm="a")
+    beside.add([Frame("node_reclaim", "kernel")], 5, comm="b")
+    assert match_playbook(book("flat_weak: [reclaim]"), beside).matched == 5
+
+
 def test_match_pattern_is_subsequence_not_adjacency():
     assert match_pattern(list("axbyc"), [frozenset("a"), frozenset("b"), frozenset("c")]) == [0, 2, 4]
     assert match_pattern(list("cba"), [frozenset("a"), frozenset("c")]) is None

@@ -45,9 +45,11 @@ _MARKERS_ONLY = re.compile(r"^(?: {0,3}[|>](?: |$))+$")
 # (`-   19.47%  comm`, `+  3.1% frame`: the fold marker, blanks, a percentage; a graph's own branch is
 # `--3.1%--`, rule BD1), a tool's header or rule (one run of dashes, or a table's column rule of
 # several: `--------------- --------  ------` under perf trace -s or perf sched timehist, rule BM3),
-# a frame offset.
+# a frame offset. Rule BQ2: perf lock report's header (2.6.33-5.x, `Name  acquired  contended ...`),
+# whose Name column is right-aligned, so that the header and every row start with blanks as a graph's do.
 _QUOTED_TEXT = re.compile(r"^(?:[^\s|-]|\s*[-+]?\d+(?:[.,]\d+)*%?\s|\s*[-+]\s+\d+(?:[.,]\d+)*%\s"
-                          r"|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|-{5,}(?: +-{2,})*\s*$)"
+                          r"|\s*(?:#|PerfTop:|KernelTop:|Samples:|Children\s|Overhead\s|Name\s+acquired\s+contended\s"
+                          r"|-{5,}(?: +-{2,})*\s*$)"
                           r"|.*\+0x[0-9a-f]+/0x)")
 _TABLE_ROW = re.compile(r"(?<!\\)\|")
 # unambiguous (each run of blanks ends at a required character): linear on long runs of spaces
