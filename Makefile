@@ -138,7 +138,8 @@ realworld-probe-bf|probe set BF (virtualisation hosts and guests, kernels 2.6.32
 realworld-probe-be|probe set BE (eighth twin of the corpus, kernels 2.6.18-6.2);\
 realworld-probe-bj|probe set BJ (healthy profiles with alarming evidence, round seven);\
 realworld-probe-bh|probe set BH (ninth twin of the corpus, profiles quoted in mail replies, kernels 2.6.18-5.12);\
-realworld-probe-bn|probe set BN (tool documentation, benchmark READMEs and teaching material, round eight)
+realworld-probe-bn|probe set BN (tool documentation, benchmark READMEs and teaching material, round eight);\
+realworld-probe-bo|probe set BO (twelfth twin of the corpus, mailing-list threads, kernels 2.6.29-6.11)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
