@@ -140,7 +140,8 @@ realworld-probe-bj|probe set BJ (healthy profiles with alarming evidence, round 
 realworld-probe-bh|probe set BH (ninth twin of the corpus, profiles quoted in mail replies, kernels 2.6.18-5.12);\
 realworld-probe-bn|probe set BN (tool documentation, benchmark READMEs and teaching material, round eight);\
 realworld-probe-bp|probe set BP (thirteenth twin of the corpus, project issue trackers and engineering blogs, kernels 3.10-5.15);\
-realworld-probe-bg|probe set BG (healthy profiles in rich layouts, round six)
+realworld-probe-bg|probe set BG (healthy profiles in rich layouts, round six);\
+realworld-probe-bo|probe set BO (twelfth twin of the corpus, mailing-list threads, kernels 2.6.29-6.11)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
