@@ -114,7 +114,45 @@ def read_bpftrace(lines: Sequence[str], start: int) -> Union[Block, Miss]:
         block.stacks.extend(((Frame("[unknown]", "user"),), weight, "", None, None) for weight in user_samples)
     if not block.stacks:
         return _bpf_counts(lines, start, index)
+    block.not_cpu = _lock_entry_calls(lines, start, index)
     return finish(block, start, index, f"read bpftrace @[kstack] map: {plural(entries, 'stack')}")
+
+
+# A probe that instruments a function (fires on each call) rather than sampling CPUs.
+BPF_CALL_PROBE = re.compile(r"\b(?:kprobe|kretprobe|kfunc|kretfunc|fentry|fexit):(?:[\w.]+:)?(?P<func>[\w.*]+)")
+# The entry points every taker of a lock calls, contended or not: spin / rw lock acquisition of every
+# era (2.6.18-2.6.32 `_spin_lock*`, `_read_lock*`; 2.6.33+ `_raw_spin_lock*`, `do_raw_spin_lock`; RHEL 7
+# `_raw_qspin_lock`), sleeping locks' `mutex_lock*`, `down_read*` / `down_write*`. Their slow paths
+# (`native_queued_spin_lock_slowpath`, `__mutex_lock_slowpath`, `rwsem_down_*`) are entered only on
+# contention and are not in this list.
+LOCK_ENTRY = re.compile(r"^(?:_raw_|_|do_raw_)?(?:spin|read|write|qspin)_lock(?:_irq|_irqsave|_bh|_nested|_irqsave_nested)?$"
+                        r"|^rt_spin_lock$|^mutex_lock(?:_interruptible|_killable|_nested|_io)?$"
+                        r"|^down_(?:read|write)(?:_killable|_interruptible|_nested)?$")
+
+
+def _lock_entry_calls(lines: Sequence[str], start: int, end: int) -> Optional[str]:
+    """A `@[kstack] = count()` map of a program that probes only a lock's acquisition entry point
+    (`kprobe:_raw_spin_lock`, `kfunc:mutex_lock`) counts acquisitions, nearly all of them uncontended:
+    how often the lock is taken, not how long anyone waits, so it is never diagnosed (rule BS1 of
+    doc/accuracy.md). A probe on the slow path (`kprobe:native_queued_spin_lock_slowpath`) counts
+    contended acquisitions and stays a stack map as before; a sampling probe or a map of summed
+    times (`sum(nsecs - @ts)`) is time, also as before.
+
+    >>> bool(_lock_entry_calls(["# bpftrace -e 'kprobe:_raw_spin_lock { @[kstack(5)] = count(); }'",
+    ...                         "@[", "    _raw_spin_lock+1", "]: 3"], 1, 4))
+    True
+    >>> _lock_entry_calls(["# bpftrace -e 'kprobe:native_queued_spin_lock_slowpath { @[kstack] = count(); }'",
+    ...                    "@[", "    native_queued_spin_lock_slowpath+1", "]: 3"], 1, 4) is None
+    True
+    """
+    context = "\n".join(lines[max(0, start - 5):min(end, start + 2)])
+    probed = [m["func"] for m in BPF_CALL_PROBE.finditer(context)]
+    if not probed or BPF_SAMPLING.search(context) or "count()" not in context \
+            or not all(LOCK_ENTRY.match(func) for func in probed):
+        return None
+    return (f"this bpftrace map counts the calls of {', '.join(dict.fromkeys(probed))}, a lock's acquisition "
+            "entry point that every taker passes, contended or not: how often the lock is taken, not "
+            "time spent waiting for it (a CPU profile's share of the lock's slow path shows that)")
 
 
 BPF_KEY = re.compile(r"^[\w.:/-]+$")
