@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from ..kernelnames import looks_kernel
-from ..profile import Frame
+from ..profile import Frame, StackRecord, command_of
 from .common import Block, kind_of_lone, leaf_first, plural, split_kernel_user
 
 
@@ -307,10 +307,46 @@ def flat_block(entries: List[Entry], start: int, end: int, fmt: str, screens: in
 def _through(block: Block, entries: Sequence[Entry]) -> None:
     """--children: each entry's Children, the share of all samples that ran through its symbol
     (match.py reads a playbook's share from the Children of the frames only its path runs)."""
-    for entry in entries:
-        if entry.self_pct is not None and entry.sym and entry.pct:
-            key = (entry.comm, entry.sym)
-            block.through[key] = max(block.through.get(key, 0.0), entry.pct)
+    listed = [entry for entry in entries if entry.self_pct is not None and entry.sym and entry.pct]
+    for entry in listed:
+        key = (entry.comm, entry.sym)
+        block.through[key] = max(block.through.get(key, 0.0), entry.pct)
+    floor = min((entry.pct for entry in listed), default=0.0)   # the listing's cut stays its last entry
+    for entry in listed:
+        _through_tree(block, entry, floor)
+
+
+def _through_tree(block: Block, entry: Entry, floor: float = 0.0) -> None:
+    """Rule BS2 of doc/accuracy.md: in a --children graph printed with absolute percentages, a
+    node's percentage is the share of all samples that ran through its chain under this entry, so
+    every frame of the chain ran at least that much (`- 88.12% balance_pgdat` under `kthread`:
+    balance_pgdat's Children is at least 88.12 %, though its own entry was not pasted). Relative
+    (fractal) graphs are left out, and so are nodes below `floor` (the listing's last entry: what
+    is not listed counts as less than it, rule T5). An entry without a command column runs in the
+    kernel thread whose function the path passes (`kthread` -> `kswapd`: profile.command_of), as
+    its stacks do.
+
+    >>> root = Chain(rail=-1, pct=None, names=["kthread"])
+    >>> below = [Chain(rail=9, pct=88.1, names=["balance_pgdat"])]
+    >>> root.children = [Chain(rail=6, pct=88.6, names=["kswapd"], children=below)]
+    >>> block = Block("", 0, 0)
+    >>> _through_tree(block, Entry(88.7, 0.0, "", "[kernel]", "k", "kthread", root=root))
+    >>> sorted(block.through.items())
+    [(('', 'kthread'), 88.7), (('kswapd', 'balance_pgdat'), 88.1), (('kswapd', 'kswapd'), 88.6)]
+    """
+    if not entry.has_graph() or is_relative(entry.root, entry.pct):
+        return
+    todo: List[Tuple[Chain, float, List[str]]] = [(entry.root, entry.pct, [])]
+    while todo:
+        chain, share, path = todo.pop()
+        share = share if chain.pct is None else chain.pct
+        for name in chain.names:
+            path = path + [name]
+            comm = entry.comm or command_of(StackRecord(tuple(Frame(n, "kernel") for n in path), share))
+            key = (comm, name)
+            if share and floor <= share <= entry.pct:
+                block.through[key] = max(block.through.get(key, 0.0), share)
+        todo.extend((child, share, path) for child in chain.children)
 
 
 def _lone_frame(entry: Entry) -> Frame:
