@@ -523,6 +523,46 @@ def test_rule_ax3_lkp_calltrace_rows_are_inclusive_and_stitch_several_frames():
     assert sum(weights.values()) == pytest.approx(14.91 + (20.51 - 14.91) + (48.97 - 20.51) + 14.71)
 
 
+LKP_SELF_ROWS_AND_UNLISTED_CALLTRACE = """\
+     21.53           +41.2%      30.40        autonuma-benchmark.numa02_SMT.seconds
+      3.12 \u00b1  6%     +11.4       14.52 \u00b1  4%  perf-profile.calltrace.cycles-pp.do_numa_page.__handle_mm_fault.handle_mm_fault.do_user_addr_fault.exc_page_fault
+      1.90 \u00b1  7%      +8.1       10.00 \u00b1  5%  perf-profile.calltrace.cycles-pp.migrate_misplaced_page.do_numa_page.__handle_mm_fault.handle_mm_fault.do_user_addr_fault
+      0.84 \u00b1 10%      +5.4        6.24 \u00b1  6%  perf-profile.calltrace.cycles-pp.change_pte_range.change_p4d_range.change_protection.change_prot_numa.task_numa_work
+      0.71 \u00b1 10%      +4.6        5.31 \u00b1  6%  perf-profile.self.cycles-pp.change_pte_range
+     43.50            -0.3       43.20        perf-profile.self.cycles-pp.do_access
+"""
+
+
+def test_rule_bt1_lkp_calltrace_rows_of_unlisted_leaves_keep_their_chain():
+    """Rule BT1, motivated by case 2345 of realworld-probe-bt (an autonuma-benchmark report whose
+    self rows list only change_pte_range and the benchmark's own loop): a calltrace row whose first
+    frame has no self row is time in functions below the listing's cut, so it keeps its chain, less
+    the rows directly below it (do_numa_page's 14.52 less migrate_misplaced_page's 10.00), and the
+    self leaves keep theirs (change_pte_range along its own calltrace row). Together such rows fill
+    no more than what the self rows leave unlisted."""
+    result = read_paste(LKP_SELF_ROWS_AND_UNLISTED_CALLTRACE)
+    weights = {tuple(r.names()): r.weight for r in result.profile}
+    by_leaf = {names[-1]: w for names, w in weights.items()}
+    assert by_leaf["migrate_misplaced_page"] == pytest.approx(10.0)
+    assert by_leaf["do_numa_page"] == pytest.approx(14.52 - 10.0)
+    assert by_leaf["change_pte_range"] == pytest.approx(5.31)
+    numa = [names for names in weights if names[-1] == "migrate_misplaced_page"][0]
+    assert numa[-2:] == ("do_numa_page", "migrate_misplaced_page") and "handle_mm_fault" in numa
+    assert sum(weights.values()) <= 100.0 + 1e-6
+
+
+def test_rule_bt1_unlisted_calltrace_rows_fit_in_what_the_self_rows_leave():
+    """Rule BT1's cap: self rows that already cover 90 % leave 10 points, so a 40-point calltrace
+    row of an unlisted leaf is scaled down to them (no sample counted twice)."""
+    text = ("     90.00            +1.0       90.00        perf-profile.self.cycles-pp.clear_page_erms\n"
+            "     40.00            +1.0       40.00        perf-profile.calltrace.cycles-pp.do_anonymous_page."
+            "__handle_mm_fault.handle_mm_fault.do_user_addr_fault.exc_page_fault\n")
+    weights = {tuple(r.names()): r.weight for r in read_paste(text).profile}
+    assert sum(weights.values()) == pytest.approx(100.0)
+    assert weights[("exc_page_fault", "do_user_addr_fault", "handle_mm_fault", "__handle_mm_fault",
+                    "do_anonymous_page")] == pytest.approx(10.0)
+
+
 CHILDREN_GRAPHLESS_TWO_COMMANDS = """\
 # Children      Self  Command  Shared Object      Symbol
 # ........  ........  .......  .................  .....................................

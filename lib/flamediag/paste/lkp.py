@@ -154,14 +154,59 @@ def _column_block(column: _Column, start: int, end: int) -> Optional[Block]:
         for names, weight in _residuals(column.traces):
             block.stacks.append((_frames(_stitched(list(names), column.traces)), weight, "", None, None))
             chained += 1
+    unlisted: List[Tuple[Tuple[str, ...], float]] = []
+    if column.selfs:
+        unlisted = _unlisted(column)
+        for names, weight in unlisted:
+            block.stacks.append((_frames(_stitched(list(names), column.traces)), weight, "", None, None))
     if not block.stacks:
         return None
-    block.flat = chained == 0
+    block.flat = chained == 0 and not unlisted
     if chained:
         block.notes.append(f"{chained} of them with callers from the perf-profile.calltrace rows (a few frames deep)")
-    else:
+    elif not unlisted:
         block.notes.append("flat profile: no ancestry, confidence capped at medium")
+    if unlisted:
+        block.notes.append(f"{plural(len(unlisted), 'calltrace row')} of leaves the self rows do not list, each "
+                           "with its time beyond the rows below it, within the share the self rows leave (rule BT1)")
     return block
+
+
+def _unlisted(column: _Column) -> List[Tuple[Tuple[str, ...], float]]:
+    """With self rows (rule BT1): the robot lists only the rows that moved, so the self rows cover
+    part of the samples, and a calltrace row whose first frame is no listed leaf says where some
+    of the rest ran (in functions below the listing's cut: do_numa_page's callees, the shootdown
+    loop of smp_call_function_many_cond). Each such row keeps what the rows directly below it do
+    not hold (rule AX3's residual; all of it when nothing is listed below), and together they
+    fill at most the share the self rows leave unlisted (scaled down to fit), so no sample is
+    counted twice.
+
+    >>> c = _Column()
+    >>> for kind, names, w in (("self", ["leaf"], 60.0), ("calltrace", ["leaf", "a", "b"], 60.0),
+    ...                        ("calltrace", ["x", "y", "z"], 30.0), ("calltrace", ["w", "x", "y"], 10.0)):
+    ...     c.add(kind, names, w)
+    >>> _unlisted(c)
+    [(('x', 'y', 'z'), 20.0), (('w', 'x', 'y'), 10.0)]
+    >>> c.add("calltrace", ["v"], 50.0)
+    >>> [(n, round(w, 2)) for n, w in _unlisted(c)]
+    [(('x', 'y', 'z'), 10.0), (('w', 'x', 'y'), 5.0), (('v',), 25.0)]
+    """
+    traces = column.traces
+    out = []
+    for names, weight in traces:
+        if names[0] in column.selfs:
+            continue
+        below = [(o, w) for o, w in traces if o != names and _under(names, o)]
+        direct = [w for o, w in below if not any(p != o and _under(p, o) for p, _ in below)]
+        rest = weight - sum(direct)
+        if rest > RESIDUAL_MIN:
+            out.append((names, rest))
+    room = 100.0 - sum(share for share in column.selfs.values() if share > 0)
+    total = sum(w for _n, w in out)
+    if room <= RESIDUAL_MIN or total <= 0:
+        return []
+    scale = min(1.0, room / total)
+    return [(names, round(w * scale, 6)) for names, w in out]
 
 
 def _leaves_from(traces, children) -> Dict[str, float]:
