@@ -384,14 +384,14 @@ def read_async_profiler(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     while index < len(lines):
         line = lines[index]
         trace, flat_header = ASYNC_TRACE.match(line), ASYNC_FLAT_HEADER.match(line)
+        frame, row = ASYNC_FRAME.match(line), ASYNC_FLAT_ROW.match(line)
         if trace or flat_header:
             memory = memory or (trace or flat_header)["unit"] == "bytes"
         if trace:
             traces.append(([], float(trace["samples"])))
-        elif ASYNC_FRAME.match(line) and traces:
-            traces[-1][0].append(ASYNC_FRAME.match(line)["name"])
-        elif ASYNC_FLAT_ROW.match(line) and not ASYNC_FRAME.match(line):
-            row = ASYNC_FLAT_ROW.match(line)
+        elif frame and traces:
+            traces[-1][0].append(frame["name"])
+        elif row and not frame:
             rows.append((row["name"], float(row["samples"])))
         elif not (line.strip() == "" or flat_header or ASYNC_BANNER.match(line) or ASYNC_FLAT_RULE.match(line)
                   or ASYNC_SUMMARY.match(line) or ELISION.match(line)):
