@@ -51,6 +51,9 @@ class Match:
     unlisted: float = 0.0                                   # pasted listing: busy weight of entries left out
     kernel: float = 0.0                                     # busy weight whose leaf is a kernel frame (rule AR1)
     seconds: Counter = field(default_factory=Counter)       # second index -> matched weight (timed inputs)
+    busy_thread: Optional[Tuple[str, float]] = None         # rule BY1: a background thread of the signature
+                                                            # a pasted top / pidstat row shows at half a CPU
+                                                            # or more (command, part of one CPU)
 
     @property
     def share(self) -> float:
@@ -326,7 +329,7 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
     # rule AY3: a flat entry counted by a distinctive frame is another path's when an exclude pattern
     # is listed for its command as flatclaims.py judges it for claims (co-occurrence, a quarter)
     beside = excluded_commands(playbook, busy.leaves_by_command) if compiled.exclude else frozenset()
-    quiet = _quiet_background(compiled, busy, profile.cpu_window)
+    quiet = _quiet_background(compiled, busy, profile.cpu_window, profile.thread_cpu)
     # rule BQ1: the same for the weak rows of `flat_weak`, judged against their own weight
     beside_weak = (excluded_commands(playbook, busy.leaves_by_command, compiled.flat_weak)
                    if compiled.exclude and compiled.flat_weak else frozenset())
@@ -364,6 +367,7 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
             result.seconds.update(record.seconds)
     if profile.through:
         _children_totals(result, compiled, profile.through, by_comm)
+    result.busy_thread = _busy_background(compiled, profile.thread_cpu, by_comm)
     return result
 
 
@@ -372,7 +376,8 @@ def match_playbook(playbook: Playbook, profile: Profile, busy=None, claims=None,
 BUSY_THREAD = 0.5
 
 
-def _quiet_background(compiled: _Compiled, busy, cpu_window: Optional[float]) -> FrozenSet[str]:
+def _quiet_background(compiled: _Compiled, busy, cpu_window: Optional[float],
+                      thread_cpu: Optional[Dict[str, float]] = None) -> FrozenSet[str]:
     """Rule BR1: the threads of the signature's `background` regex (thp-compaction: kcompactd) that
     took less than BUSY_THREAD of one CPU over the profiled window. Such a thread's work delays no
     task (nobody waits for proactive or background compaction), so its cost is the CPU it takes;
@@ -390,15 +395,48 @@ def _quiet_background(compiled: _Compiled, busy, cpu_window: Optional[float]) ->
     (['kcompactd0'], [])
     >>> _quiet_background(c, recs, None)
     frozenset()
+
+    Rule BY1: without a window, a pasted `top` or `pidstat` row gives the same part of one CPU
+    directly (its %CPU over 100): a thread of the regex shown under half a CPU is left out alike.
+
+    >>> sorted(_quiet_background(c, recs, None, {"kcompactd0": 0.08})), sorted(_quiet_background(c, recs, None, {"kcompactd0": 0.9}))
+    (['kcompactd0'], [])
     """
-    if compiled.background is None or not cpu_window:
+    if compiled.background is None:
         return frozenset()
+    if not cpu_window:
+        return frozenset(comm for comm, cpu in (thread_cpu or {}).items()
+                         if compiled.background.search(comm) and cpu < BUSY_THREAD)
     taken: Counter = Counter()
     for record, *_ in busy:
         comm = command_of(record)
         if comm and compiled.background.search(comm):
             taken[comm] += record.weight
     return frozenset(comm for comm, weight in taken.items() if weight < BUSY_THREAD * cpu_window)
+
+
+def _busy_background(compiled: _Compiled, thread_cpu: Optional[Dict[str, float]],
+                     by_comm: Counter) -> Optional[Tuple[str, float]]:
+    """Rule BY1: the thread of the signature's `background` regex that a pasted `top` or `pidstat`
+    row shows taking half a CPU or more (BUSY_THREAD, the threshold of rules I2, R5 and BR1), when
+    the signature matched entries of that thread or entries that name no command (a listing without
+    a command column): the thread's cost is the CPU it takes, and that row measures it, whatever
+    share of a many-CPU host's listing its one CPU is.
+
+    >>> from types import SimpleNamespace as NS
+    >>> c = NS(background=re.compile("^ksmd$"))
+    >>> _busy_background(c, {"ksmd": 1.0, "kswapd0": 0.9}, Counter({"": 5.2}))
+    ('ksmd', 1.0)
+    >>> _busy_background(c, {"ksmd": 0.08}, Counter({"": 5.2})) is None             # under half a CPU
+    True
+    >>> _busy_background(c, {"ksmd": 1.0}, Counter({"qemu-kvm": 5.2})) is None      # the matched entries are a guest's
+    True
+    """
+    if compiled.background is None or not thread_cpu:
+        return None
+    busy = [(comm, cpu) for comm, cpu in thread_cpu.items()
+            if compiled.background.search(comm) and cpu >= BUSY_THREAD and (by_comm.get(comm) or by_comm.get(""))]
+    return max(busy, key=lambda item: item[1], default=None)
 
 
 def _children_by_name(through: Dict[Tuple[str, str], float]) -> Dict[str, Dict[str, float]]:

@@ -218,6 +218,9 @@ class Profile:
                                             # a listing of the top entries; None = unknown
     cpu_window: Optional[float] = None      # samples one CPU gives over the profiled window (a bcc profile's
                                             # `Sampling at 99 Hertz ... for 10 secs`: 990), None = unknown
+    thread_cpu: Dict[str, float] = field(default_factory=dict)
+                                            # a pasted top / pidstat table: kernel thread -> the part of one
+                                            # CPU it took (%CPU / 100, rule BY1)
     through: Dict[Tuple[str, str], float] = field(default_factory=dict)
                                             # a --children listing: (comm, frame) -> weight of the samples
                                             # that ran through that frame (its Children column)

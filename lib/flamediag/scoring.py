@@ -321,6 +321,10 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
     if dominant and score < MEDIUM:
         score = MEDIUM
         evidence.append(dominant)
+    thread = None if unjudged else busy_background(match)
+    if thread and score < MEDIUM:
+        score = MEDIUM
+        evidence.append(thread)
     if unjudged and match.strong < match.matched:
         evidence.append(Evidence("absence", "the defining concentration cannot be judged from this input, so only "
                                             f"the signature's strong form counts ({pct(match.strong_share)})",
@@ -346,6 +350,28 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
         score = FEW_BUSY_CAP
         evidence.append(Evidence("absence", few, "", False))
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
+
+
+def busy_background(match: Match) -> Optional[Evidence]:
+    """Rule BY1: a background kernel thread of the signature (`background`: ksmd, kcompactd) that a
+    pasted `top` or `pidstat` row shows taking half a CPU or more is the problem's own symptom, one
+    CPU taken by a thread nobody waits for, measured by the tool that shows it: with the signature
+    at `min_share` or more of the listing (checked before) it is named at medium at least, however
+    small one CPU's share of a many-CPU host's listing is (ksmd at 100 % of one CPU of 40 is 2.5 %
+    of the host).
+
+    >>> from types import SimpleNamespace as NS
+    >>> busy_background(NS(busy_thread=("ksmd", 1.0))).text
+    'a pasted top / pidstat row shows ksmd at 100 % of one CPU: the background thread takes a CPU of its own'
+    >>> busy_background(NS(busy_thread=None)) is None
+    True
+    """
+    if not match.busy_thread:
+        return None
+    comm, cpu = match.busy_thread
+    return Evidence("metric", f"a pasted top / pidstat row shows {comm} at {pct_whole(cpu)} of one CPU: the "
+                              f"background thread takes a CPU of its own", "top / pidstat",
+                    fact="tasks.cpu", value=cpu, op="ge", threshold=0.5)
 
 
 def kernel_dominant(match: Match) -> Optional[Evidence]:

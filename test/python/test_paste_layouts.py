@@ -945,3 +945,24 @@ def test_rule_br2_hard_lockup_ipi_senders_behind_the_stuck_cpu_left_out():
     assert any("waiting in a cross-CPU call" in note for note in result.notes)
     sender = read_paste((FIXTURES / "hand-hard-lockup-stuck-cpu-waits-in-tlb-flush-ipi-rule-br2-tlb-shootdown.txt").read_text())
     assert sorted(r.cpu for r in sender.profile) == [7, 19]
+
+
+def test_rule_by1_top_or_pidstat_row_gives_a_background_threads_part_of_one_cpu():
+    """Rule BY1 (probe BI case 2151): a pasted `top` row of a kernel thread (VIRT, RES, SHR 0) or a
+    `pidstat -u` row without user time gives the part of one CPU the thread takes (%CPU / 100).
+    ksmd at 100 % of one CPU of 40 is the ksm-scanning playbook's background thread, busy: its
+    compare rows at 5 % of a guest-heavy perf top name the problem at medium. The look-alike: ksmd
+    at 8 % of one CPU in top, its rows most of a quiet host's few busy samples, is left out."""
+    from flamediag.match import match_playbook
+    from flamediag.playbooks import load_all
+    from flamediag.scoring import busy_background
+    ksm = next(b for b in load_all() if b.id == "ksm-scanning")
+    path = next((ROOT / "test" / "fixtures" / "realworld-probe-bi").glob("2151-*.txt"))
+    ticket = read_paste(path.read_text().split("# ---\n", 1)[1].split("# evidence:", 1)[0])
+    assert ticket.profile.thread_cpu == {"ksmd": 1.0}
+    busy = match_playbook(ksm, ticket.profile)
+    assert busy.busy_thread == ("ksmd", 1.0) and "100 % of one CPU" in busy_background(busy).text
+    quiet = read_paste((FIXTURES / "hand-top-perftop-comm-ksmd-eight-pct-of-one-cpu-rule-by1-none-61.txt").read_text())
+    assert quiet.profile.thread_cpu["ksmd"] == 0.08
+    left = match_playbook(ksm, quiet.profile)
+    assert left.busy_thread is None and left.matched == 0

@@ -188,13 +188,16 @@ def read_paste(text: str) -> PasteResult:
     # a mail client may have wrapped the task table's rows and not the listing: the table is read in
     # the layout that joins them back (as metric sections are, rule K6)
     thread = next((t for t in map(_busy_task_row, [lines, *others]) if t), None)
+    threads = next((t for t in map(kernel_thread_cpu, [lines, *others]) if t), {})
     for block in blocks:
         _look_above(block, lines)
         tcpretrans.rare_retransmits(block, lines, *others)
         if thread is not None:
             _kernel_entries_of(block, thread)
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
-    return _result(blocks, sections, skipped)
+    result = _result(blocks, sections, skipped)
+    result.profile.thread_cpu = threads
+    return result
 
 
 def _read_lines(text: str):
@@ -308,6 +311,23 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     ...     " 4410 me   15  0 812m 91m 20m S 9.0 0.1 3:02.11 java"])
     'events/3'
     """
+    rows = _top_rows(lines)
+    total = sum(cpu for _, cpu, _ in rows)
+    busiest = max(rows, key=lambda row: row[1], default=None)
+    if busiest is None or not busiest[2] or busiest[1] < BUSY_CPU:
+        return None
+    # kworkers run whatever work items their pool is handed, the same items moving between them:
+    # several busy kworkers are one pool doing the workqueue's work (rule AB2)
+    pool = sum(cpu for comm, cpu, kernel in rows if kernel and WORKER.match(comm)) if WORKER.match(busiest[0]) else 0.0
+    if max(busiest[1], pool) < BUSY_SHARE * total:
+        return None
+    return busiest[0]
+
+
+def _top_rows(lines: Sequence[str]) -> List[Tuple[str, float, bool]]:
+    """(command, %CPU, kernel thread?) of each row of the `top` task tables pasted: a kernel thread
+    has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
+    command back from the next line."""
     rows: List[Tuple[str, float, bool]] = []
     in_table = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
@@ -329,16 +349,7 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
             comm = tail
         kernel = match["virt"] == match["res"] == match["shr"] == "0"
         rows.append((comm, float(match["cpu"].replace(",", ".")), kernel))
-    total = sum(cpu for _, cpu, _ in rows)
-    busiest = max(rows, key=lambda row: row[1], default=None)
-    if busiest is None or not busiest[2] or busiest[1] < BUSY_CPU:
-        return None
-    # kworkers run whatever work items their pool is handed, the same items moving between them:
-    # several busy kworkers are one pool doing the workqueue's work (rule AB2)
-    pool = sum(cpu for comm, cpu, kernel in rows if kernel and WORKER.match(comm)) if WORKER.match(busiest[0]) else 0.0
-    if max(busiest[1], pool) < BUSY_SHARE * total:
-        return None
-    return busiest[0]
+    return rows
 
 
 PIDSTAT_CPU_HEADER = re.compile(r"\b(?:PID|TID)\b.*%(?:usr|user)\s+%system\b.*\bCommand\s*$")
@@ -375,6 +386,48 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
         if (busiest.get("%usr", busiest.get("%user")) or 0) == 0 and (busiest.get("%system") or 0) >= BUSY_CPU:
             return busiest["command"]
     return None
+
+
+def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
+    """Rule BY1: the part of one CPU each kernel thread of a pasted `top` task table (VIRT, RES and
+    SHR 0) or `pidstat -u` table (no user time) takes: its %CPU over 100. Both tools give a task's
+    %CPU as a share of one CPU (top's default Irix mode, pidstat without -I), so 100 is one whole CPU
+    whatever the host has, which is what a background thread's cost is measured in (rule BR1). A
+    thread seen in several screens keeps its highest reading.
+
+    >>> kernel_thread_cpu(["  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND",
+    ...     "  272 root      25   5       0      0      0 R 100.0  0.0  89021:14 ksmd",
+    ...     " 8812 libvirt+  20   0 4711208 2.012g  18404 S  98.3  0.8   9912:03 qemu-system-x86"])
+    {'ksmd': 1.0}
+    >>> kernel_thread_cpu(["14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
+    ...     "14:02:16    0    41    -  0.00    8.00    0.00   0.00   8.00    2  kcompactd0",
+    ...     "14:02:16    0     -   41  0.00    8.00    0.00   0.00   8.00    2  |__kcompactd0",
+    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"])
+    {'kcompactd0': 0.08}
+    """
+    from ..parsers import pidstat
+    taken: Dict[str, float] = {}
+
+    def note(comm: str, cpu: float) -> None:
+        comm = comm[3:] if comm.startswith("|__") else comm
+        taken[comm] = max(taken.get(comm, 0.0), round(cpu / 100, 4))
+
+    for comm, cpu, kernel in _top_rows(lines):
+        if kernel:
+            note(comm, cpu)
+    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
+    for index, text in enumerate(texts):
+        if not PIDSTAT_CPU_HEADER.search(text):
+            continue
+        end = index + 1
+        while end < len(texts) and texts[end]:
+            end += 1
+        for row in pidstat.parse("\n".join(texts[index:end]))["cpu"]:
+            if row.get("%CPU") is None or not row.get("command"):
+                continue
+            if (row.get("%usr", row.get("%user")) or 0) == 0 and row.get("%usr", row.get("%user")) is not None:
+                note(row["command"], row["%CPU"])
+    return taken
 
 
 SYSSTAT_TIME = re.compile(r"^(?:\d\d:\d\d:\d\d|Average:)")
