@@ -272,6 +272,26 @@ def test_rule_aj2_nat_port_clash_search_inside_net_rx_is_not_receive_work():
     assert match_playbook(books["nic-softirq"], plain).matched == 30
 
 
+def test_rule_bw1_hv_netvsc_receive_handlers_are_receive_work_vmbus_ring_helpers_are_not():
+    """Rule BW1 (realworld-probe-bw case 2414: a Hyper-V guest whose synthetic NIC ran one VMBus
+    channel, perf top of that vCPU without a CPU column): hv_netvsc's receive handlers, which only its
+    NAPI poll (or, before 4.12, its channel callback) calls, are the NIC's receive work in a flat
+    listing, as other drivers' receive-clean routines are (rule S3). The look-alike: the VMBus
+    ring-buffer helpers every VMBus device shares (storvsc's disk completions here) and
+    netvsc_vf_handle_frame, which an accelerated-networking VF's own poll calls, stay unclaimed."""
+    books = {b.id: b for b in load_all()}
+    flat = Profile(ancestry=False)
+    for name, weight in (("rndis_filter_receive", 8), ("netvsc_recv_callback", 7), ("netvsc_receive", 5),
+                         ("rndis_filter_receive_data", 2), ("netvsc_process_raw_pkt", 1), ("tcp_v4_rcv", 4)):
+        flat.add([Frame(name, "kernel")], weight)
+    assert match_playbook(books["nic-softirq"], flat).matched == 23
+    shared = Profile(ancestry=False)
+    for name, weight in (("hv_pkt_iter_next", 9), ("hv_ringbuffer_read", 4), ("vmbus_chan_sched", 5),
+                         ("storvsc_on_channel_callback", 8), ("netvsc_vf_handle_frame", 3)):
+        shared.add([Frame(name, "kernel")], weight)
+    assert match_playbook(books["nic-softirq"], shared).matched == 0
+
+
 def test_a_kernel_threads_function_names_a_stack_without_a_command():
     """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
     Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook
