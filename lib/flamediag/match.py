@@ -106,6 +106,11 @@ class _Compiled:
         self.foreign_lockers = frozenset(name for element in sig["foreign_lockers"]
                                          for name in playbook.expand(element))
         self.own_lockers = frozenset(name for element in sig["own_lockers"] for name in playbook.expand(element))
+        # rule CA1: a lock taken inside a callback that one of `foreign_callbacks` dispatched to, with none
+        # of this playbook's own frames between them, is the callback's (a shrinker's cache lock)
+        self.foreign_callbacks = frozenset(name for element in sig["foreign_callbacks"]
+                                           for name in playbook.expand(element))
+        self.own_frames = frozenset().union(*self.highlight, self.distinctive) - {WILDCARD}
         self.own_leaves = own_leaves(playbook)
         self.foreign_leaves: FrozenSet[str] = frozenset()     # other playbooks' own_leaves (match_all)
         gap = sig.get("children_gap") or {}
@@ -195,6 +200,39 @@ def _flat_strong(compiled: _Compiled, seen: Sequence[str]) -> bool:
     return any(name not in compiled.weak_only for name in seen)
 
 
+def _lock_in_foreign_callback(compiled: _Compiled, names: Sequence[str]) -> bool:
+    """Rule CA1: the stack ends in a lock (`lock_leaves`) and the frames between the nearest dispatch
+    frame (`foreign_callbacks`: shrink_slab, do_shrink_slab ...) and the lock are none of the
+    playbook's own frames: the lock belongs to the callback that was called (a file system's or a
+    driver's shrinker taking its cache's lock, which the cache's users take too), not to the path
+    that dispatched to it. Own callbacks listed by the playbook (super_cache_scan, prune_icache_sb)
+    keep their locks.
+
+    >>> class C: pass
+    >>> c = C(); c.lock_leaves = frozenset({"_raw_spin_lock"}); c.foreign_callbacks = frozenset({"shrink_slab"})
+    >>> c.own_frames = frozenset({"kswapd", "shrink_slab", "super_cache_scan"})
+    >>> _lock_in_foreign_callback(c, ["kswapd", "shrink_slab", "ext4_es_scan", "_raw_spin_lock"])
+    True
+    >>> _lock_in_foreign_callback(c, ["kswapd", "shrink_slab", "super_cache_scan", "_raw_spin_lock"])
+    False
+    >>> _lock_in_foreign_callback(c, ["kswapd", "shrink_slab", "ext4_es_scan"])
+    False
+    """
+    caller = lock_caller(names, compiled.lock_leaves)
+    if caller is None:
+        return False
+    end = len(names) - 1
+    while names[end] in compiled.lock_leaves:
+        end -= 1
+    for index in range(end, -1, -1):
+        name = names[index]
+        if name in compiled.foreign_callbacks:
+            return index < end
+        if name in compiled.own_frames:
+            return False
+    return False
+
+
 def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, present: FrozenSet[str]):
     """(matched frame names, strong?) for one stack, or None."""
     if not ancestry:
@@ -209,6 +247,8 @@ def _match_record(compiled: _Compiled, names: Sequence[str], ancestry: bool, pre
         return None                   # it ends in another playbook's own leaf: that cost is its
     if compiled.foreign_lockers and lock_caller(names, compiled.lock_leaves) in compiled.foreign_lockers:
         return None                   # the lock its direct caller takes is another path's
+    if compiled.foreign_callbacks and _lock_in_foreign_callback(compiled, names):
+        return None                   # the lock a dispatched callback takes is the callback's (rule CA1)
     # a lock taken directly by one of `own_lockers` is this playbook's even under an excluded path
     # (the conntrack lock spun on inside NET_RX is lock contention, not receive work)
     owned = bool(compiled.own_lockers) and lock_caller(names, compiled.lock_leaves) in compiled.own_lockers

@@ -38,7 +38,7 @@ ENV_DIRS = "FLAMEDIAG_PLAYBOOKS"
 SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
-    "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
+    "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "foreign_callbacks": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
     "children_gap": None, "claims_min_ratio": None, "background": None, "flat_weak": [],
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
@@ -260,7 +260,7 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
             re.compile(pattern)
         except re.error as err:
             raise PlaybookError(f"{where}: signature.beside_threads key '{pattern}' is not a valid regex ({err})")
-    for key in ("foreign_lockers", "own_lockers"):
+    for key in ("foreign_lockers", "foreign_callbacks", "own_lockers"):
         if sig.get(key) and not (sig.get("claims") or sig.get("lock_frames")):
             raise PlaybookError(f"{where}: signature.{key} needs signature.claims or signature.lock_frames "
                                 f"(the lock frames whose direct caller is judged)")

@@ -311,3 +311,39 @@ def test_a_kernel_threads_function_names_a_stack_without_a_command():
     other.add([Frame(n, "kernel") for n in ["page_fault", "__alloc_pages_slowpath", "try_to_free_pages",
                                             "do_try_to_free_pages", "shrink_node", "shrink_page_list"]], 90)
     assert match_playbook(books["kswapd-spin"], other).matched == 0
+
+
+def test_rule_ca1_lock_inside_an_unlisted_shrinker_callback_is_not_kswapds():
+    """Rule CA1 (realworld-probe-ca case 2442, ext4's extent-status shrinker spinning on its LRU lock in
+    kswapd while readdir lookups take the same lock): a lock spun on inside a shrinker callback that
+    kswapd-spin does not list (`foreign_callbacks: [slab_dispatch]`) is the cache's lock, so the stack
+    is not kswapd's (the cache's other lockers name the contention); below the VFS's own shrinker (super_cache_scan ->
+    prune_dcache_sb, listed) the lock stays kswapd's, and so does an unlisted shrinker's own work."""
+    books = {b.id: b for b in load_all()}
+    kswapd = "ret_from_fork;kthread;kswapd;balance_pgdat;kswapd_shrink_node;shrink_node;shrink_slab;do_shrink_slab;"
+    foreign = profile((kswapd + "mb_cache_scan;_raw_spin_lock;native_queued_spin_lock_slowpath", 10,
+                       {"comm": "kswapd0"}))
+    assert match_playbook(books["kswapd-spin"], foreign).matched == 0
+    listed = profile((kswapd + "super_cache_scan;prune_dcache_sb;list_lru_walk_one;_raw_spin_lock", 10,
+                      {"comm": "kswapd0"}))
+    assert match_playbook(books["kswapd-spin"], listed).matched == 10
+    own_work = profile((kswapd + "mb_cache_scan;mb_cache_entry_delete", 10, {"comm": "kswapd0"}))
+    assert match_playbook(books["kswapd-spin"], own_work).matched == 10
+
+
+def test_rule_ca2_kworker_inside_the_610_aes_xts_code_is_encrypting_not_a_storm():
+    """Rule CA2 (realworld-probe-ca case 2459, dm-crypt's kcryptd workers in aes_xts_decrypt_vaes_avx10_256
+    on 6.9/6.10): the 6.10+ x86 AES-XTS / AES-GCM / AES-CTR routines are kworker-storm's `io_data`, as
+    the older aesni_* names are; a small row of them beside a worker's other work does not excuse it."""
+    books = {b.id: b for b in load_all()}
+    crypt = Profile(ancestry=False)
+    for name, weight in (("aes_xts_decrypt_vaes_avx10_256", 31.0), ("xts_crypt", 4.1), ("crypt_convert", 2.9),
+                         ("process_one_work", 0.8)):
+        crypt.add([Frame(name, "kernel")], weight, comm="kworker/u33:2+k")
+    assert match_playbook(books["kworker-storm"], crypt).matched == 0
+    storm = Profile(ancestry=False)
+    for name, weight in (("acpi_ps_parse_loop", 14.9), ("acpi_ex_system_io_space_handler", 11.4),
+                         ("acpi_os_execute_deferred", 3.9), ("process_one_work", 2.2),
+                         ("aes_xts_encrypt_vaes_avx2", 1.7)):
+        storm.add([Frame(name, "kernel")], weight, comm="kworker/0:2+kac")
+    assert match_playbook(books["kworker-storm"], storm).matched > 30
