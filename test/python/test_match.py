@@ -291,3 +291,27 @@ def test_a_kernel_threads_function_names_a_stack_without_a_command():
     other.add([Frame(n, "kernel") for n in ["page_fault", "__alloc_pages_slowpath", "try_to_free_pages",
                                             "do_try_to_free_pages", "shrink_node", "shrink_page_list"]], 90)
     assert match_playbook(books["kswapd-spin"], other).matched == 0
+
+
+def test_rule_bv1_time_syscall_rows_count_weak_for_slow_clocksource():
+    """Rule BV1 (realworld-probe-bv case 2387, a 4.10 Hyper-V guest whose TSC-page clocksource had no
+    vDSO mode yet, pasted as perf top): in a flat listing the time system call's own rows
+    (SyS_clock_gettime, posix_ktime_get_ts, SyS_gettimeofday) are the fallen-back vDSO's cost beside
+    the clock read, so they count for slow-clocksource as its weak form; the clock read stays the
+    strong form, a generic timekeeping row (ktime_get_ts64) counts for nothing, and call graphs keep
+    matching by their patterns only."""
+    books = {b.id: b for b in load_all()}
+    flat = Profile(ancestry=False)
+    for name, weight in (("read_hv_clock_tsc", 10.4), ("posix_ktime_get_ts", 3.4), ("SyS_clock_gettime", 2.9),
+                         ("SyS_gettimeofday", 1.8), ("ktime_get_ts64", 3.1), ("entry_SYSCALL_64_fastpath", 6.9)):
+        flat.add([Frame(name, "kernel")], weight)
+    m = match_playbook(books["slow-clocksource"], flat)
+    assert m.matched == pytest.approx(10.4 + 3.4 + 2.9 + 1.8) and m.strong == pytest.approx(10.4)
+    # the rows alone (no clock read listed) are the weak form only
+    rows = Profile(ancestry=False)
+    rows.add([Frame("__x64_sys_clock_gettime", "kernel")], 2.2)
+    rows.add([Frame("posix_cpu_clock_get", "kernel")], 3.6)
+    m = match_playbook(books["slow-clocksource"], rows)
+    assert m.matched == pytest.approx(2.2) and m.strong == 0
+    graph = profile(("entry_SYSCALL_64;__x64_sys_clock_gettime;posix_ktime_get_ts", 5, {}), ancestry=True)
+    assert match_playbook(books["slow-clocksource"], graph).matched == 0
