@@ -347,3 +347,27 @@ def test_rule_ca2_kworker_inside_the_610_aes_xts_code_is_encrypting_not_a_storm(
                          ("aes_xts_encrypt_vaes_avx2", 1.7)):
         storm.add([Frame(name, "kernel")], weight, comm="kworker/0:2+kac")
     assert match_playbook(books["kworker-storm"], storm).matched > 30
+
+
+def test_rule_bv1_time_syscall_rows_count_weak_for_slow_clocksource():
+    """Rule BV1 (realworld-probe-bv case 2387, a 4.10 Hyper-V guest whose TSC-page clocksource had no
+    vDSO mode yet, pasted as perf top): in a flat listing the time system call's own rows
+    (SyS_clock_gettime, posix_ktime_get_ts, SyS_gettimeofday) are the fallen-back vDSO's cost beside
+    the clock read, so they count for slow-clocksource as its weak form; the clock read stays the
+    strong form, a generic timekeeping row (ktime_get_ts64) counts for nothing, and call graphs keep
+    matching by their patterns only."""
+    books = {b.id: b for b in load_all()}
+    flat = Profile(ancestry=False)
+    for name, weight in (("read_hv_clock_tsc", 10.4), ("posix_ktime_get_ts", 3.4), ("SyS_clock_gettime", 2.9),
+                         ("SyS_gettimeofday", 1.8), ("ktime_get_ts64", 3.1), ("entry_SYSCALL_64_fastpath", 6.9)):
+        flat.add([Frame(name, "kernel")], weight)
+    m = match_playbook(books["slow-clocksource"], flat)
+    assert m.matched == pytest.approx(10.4 + 3.4 + 2.9 + 1.8) and m.strong == pytest.approx(10.4)
+    # the rows alone (no clock read listed) are the weak form only
+    rows = Profile(ancestry=False)
+    rows.add([Frame("__x64_sys_clock_gettime", "kernel")], 2.2)
+    rows.add([Frame("posix_cpu_clock_get", "kernel")], 3.6)
+    m = match_playbook(books["slow-clocksource"], rows)
+    assert m.matched == pytest.approx(2.2) and m.strong == 0
+    graph = profile(("entry_SYSCALL_64;__x64_sys_clock_gettime;posix_ktime_get_ts", 5, {}), ancestry=True)
+    assert match_playbook(books["slow-clocksource"], graph).matched == 0
