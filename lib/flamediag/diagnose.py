@@ -274,7 +274,8 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     few = scoring.few_busy(samples["busy"], samples["total"] - samples["busy"], counts_samples(inp.profile))
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
                                             kernel_symbols_restricted=restricted,
-                                            stacks_unverified=inp.stack_source in inp.unverified, few=few)
+                                            stacks_unverified=inp.stack_source in inp.unverified, few=few,
+                                            cpu_window=inp.profile.cpu_window)
     if not_cpu:
         ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]

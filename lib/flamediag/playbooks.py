@@ -39,7 +39,7 @@ SIGNATURE_DEFAULTS = {
     "strong": None, "exclude": [], "context": "any", "comm": None, "leaf_within": None,
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
     "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "foreign_callbacks": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
-    "children_gap": None, "claims_min_ratio": None, "background": None, "flat_weak": [],
+    "children_gap": None, "claims_min_ratio": None, "background": None, "takes_cpu": True, "flat_weak": [],
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
 CHECK_DEFAULTS = {"weight": 0.0, "against": 0.0, "else": None, "value": None, "kind": None}

@@ -15,6 +15,9 @@ Implements doc/playbook-format.md "Scoring":
   playbook is ruled out with that reason;
 - a sampled profile with fewer than FEW_BUSY busy samples beside more idle ones (rule AH1) caps every
   finding at low: the machine was idle, and a share of a handful of samples is not measured;
+- where the profile says what one CPU gives over its window (a bcc profile's banner), a finding whose
+  samples take less than SPIKE_CPU of one CPU is capped at low (rule BZ1, few_cpu), unless its
+  playbook's cost is not the CPU its frames take (`signature.takes_cpu: false`);
 - confidence high >= 0.75, medium >= 0.5, else low; findings ranked by share x score, a low
   finding never ahead of a medium/high one.
 
@@ -41,6 +44,8 @@ FLAT_CAP = 0.74                     # just below "high"
 # many to name a problem; fewer, beside more idle samples, is an idle machine
 FEW_BUSY = MIN_BUSY
 FEW_BUSY_CAP = 0.49                 # just below "medium"
+# rule BZ1: a CPU spike takes half a CPU or more over the window (the bound rules BR1, I2 and R5 use)
+SPIKE_CPU = 0.5
 # rule AR1: a signature holding this much of the kernel's busy samples is what the kernel spends its time on
 DOMINANT = 2 / 3
 HIGH, MEDIUM = 0.75, 0.5
@@ -301,8 +306,9 @@ def _concentration(match: Match, cpus_seen: int):
 
 
 def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", stacks_unverified: bool = False,
-                few: Optional[str] = None):
-    """A Finding, or a RuledOut with its reason; `few` (rule AH1, few_busy) caps the score at low."""
+                few: Optional[str] = None, cpu_window: Optional[float] = None):
+    """A Finding, or a RuledOut with its reason; `few` (rule AH1, few_busy) caps the score at low, and
+    so does a finding under SPIKE_CPU of one CPU where `cpu_window` says what one CPU gives (rule BZ1)."""
     pb, sig = match.playbook, match.playbook.signature
     if match.matched <= 0:
         return RuledOut(pb.id, "no busy sample carries the signature"
@@ -349,6 +355,10 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
     if few and score > FEW_BUSY_CAP:
         score = FEW_BUSY_CAP
         evidence.append(Evidence("absence", few, "", False))
+    small = few_cpu(match, cpu_window)
+    if small and score > FEW_BUSY_CAP:
+        score = FEW_BUSY_CAP
+        evidence.append(Evidence("absence", small, "", False))
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
 
 
@@ -446,10 +456,37 @@ def few_busy(busy: float, idle: float, counted: bool) -> Optional[str]:
             "and a share of so few samples is not measured")
 
 
+def few_cpu(match: Match, cpu_window: Optional[float]) -> Optional[str]:
+    """Rule BZ1: why this finding is no CPU spike, or None. `cpu_window` is what one CPU gives over the
+    profiled window (a bcc profile's banner `Sampling at 99 Hertz ... for 10 secs`: 990 samples); the
+    finding's samples, summed over every CPU, must take SPIKE_CPU of one CPU or more. A share of the busy
+    samples does not say that: on a mostly idle host a NIC's interrupts, a timer or a kernel thread are
+    most of the few busy samples while taking a few percent of one CPU. Playbooks whose cost is not the
+    CPU their frames take (`takes_cpu: false`: idle-state exits, a clocksource's slow reads, packet loss)
+    are not judged so, nor is a profile whose window is unknown.
+
+    >>> from types import SimpleNamespace as NS
+    >>> nic = NS(playbook=NS(signature={"takes_cpu": True}), matched=310.0)
+    >>> few_cpu(nic, 2970.0)
+    'its 310 samples take 10 % of one CPU over the profiled window (one CPU gives 2970): a CPU spike takes half a CPU or more'
+    >>> few_cpu(nic, 297.0), few_cpu(nic, None)
+    (None, None)
+    >>> few_cpu(NS(playbook=NS(signature={"takes_cpu": False}), matched=31.0), 2970.0) is None
+    True
+    """
+    if not cpu_window or match.playbook.signature.get("takes_cpu") is False:
+        return None
+    if match.matched >= SPIKE_CPU * cpu_window:
+        return None
+    return (f"its {int(round(match.matched))} samples take {pct(match.matched / cpu_window)} of one CPU over the "
+            f"profiled window (one CPU gives {int(round(cpu_window))}): a CPU spike takes half a CPU or more")
+
+
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
               kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None,
-              stacks_unverified: bool = False, few: Optional[str] = None):
-    """(findings ranked best first, ruled_out list); `few` (rule AH1, few_busy) caps them at low."""
+              stacks_unverified: bool = False, few: Optional[str] = None, cpu_window: Optional[float] = None):
+    """(findings ranked best first, ruled_out list); `few` (rule AH1, few_busy) caps them at low, and
+    `cpu_window` (rule BZ1, few_cpu) each finding under half a CPU."""
     findings: List[Finding] = []
     ruled_out: List[RuledOut] = []
     for match in matches:
@@ -459,7 +496,7 @@ def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str
         if kernel_symbols_restricted and match.playbook.kernel:
             ruled_out.append(inconclusive(match.playbook))
             continue
-        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified, few)
+        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified, few, cpu_window)
         (findings if isinstance(result, Finding) else ruled_out).append(result)
     findings.sort(key=lambda f: f.rank_key)
     return findings, ruled_out

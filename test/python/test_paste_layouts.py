@@ -935,6 +935,23 @@ def test_rule_br1_bcc_profile_banner_gives_one_cpus_samples_over_the_window():
     assert read_paste((FIXTURES / "real-perf61-top-futex.txt").read_text()).profile.cpu_window is None
 
 
+def test_rule_bz2_bpftrace_script_with_an_exiting_interval_gives_one_cpus_samples_over_the_window():
+    """Rule BZ2 (for rule BZ1; the idle-host class of a variant of probe BX case 2428 in bpftrace's
+    layout): `profile:hz:99 { @[kstack] = count(); } interval:s:20 { exit(); }` quoted above the map
+    says one CPU gives 1980 samples over the run. A script ended by hand (no exiting interval), or one
+    with another probe whose counts are events, gives no window."""
+    idle = read_paste((FIXTURES / "hand-bpftrace-kstack-rule-bz2-idle-host-nic-interrupts-515.txt").read_text())
+    assert idle.formats == ["bpftrace-kstack"] and idle.profile.cpu_window == 1980.0
+    busy = read_paste((FIXTURES / "hand-bpftrace-kstack-rule-bz2-one-rx-queue-saturates-one-cpu-515.txt").read_text())
+    assert busy.profile.cpu_window == 1980.0
+    stack = "@[\n    net_rx_action+314\n    __do_softirq+214\n]: 40\n"
+    by_hand = read_paste("# bpftrace -e 'profile:hz:99 { @[kstack] = count(); }'\nAttaching 1 probe...\n^C\n\n" + stack)
+    assert by_hand.formats == ["bpftrace-kstack"] and by_hand.profile.cpu_window is None
+    events = read_paste("# bpftrace -e 'kprobe:napi_complete_done { @[kstack] = count(); } "
+                        "profile:hz:99 { @n = count(); } interval:s:5 { exit(); }'\nAttaching 3 probes...\n\n" + stack)
+    assert events.profile.cpu_window is None
+
+
 def test_rule_br2_hard_lockup_ipi_senders_behind_the_stuck_cpu_left_out():
     """Rule BR2 (probe BK case 2190): the hard-lockup watchdog names CPU 5, stuck in the HBA's
     interrupt handler; the NMI backtraces of CPUs 17 and 29 wait in smp_call_function_many for the

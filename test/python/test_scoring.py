@@ -225,3 +225,33 @@ def test_rule_ar1_kernel_dominant_signature_is_medium_at_a_modest_share():
     assert conf(13, 2, 85) == "medium"
     assert conf(13, 20, 67) == "low"
     assert conf(8, 0, 92) == "low"
+
+
+def test_rule_bz1_a_finding_under_half_a_cpu_of_the_window_is_no_cpu_spike():
+    """Rule BZ1 (a variant of realworld-probe-bx case 2428: an idle host as a bcc profile, its NIC's
+    interrupts most of the few busy samples, nic-softirq at medium, a false alarm): where the banner
+    gives the window (99 Hz for 30 s: one CPU gives 2970 samples), a finding whose samples take less
+    than half of one CPU is capped at low, whatever share of the busy samples it holds; the same
+    layout with one receive queue saturating a CPU keeps nic-softirq at medium. Without a window
+    nothing changes, and playbooks whose cost is not busy CPU (`takes_cpu: false`) are not judged so."""
+    from pathlib import Path
+    from flamediag.match import match_all
+    from flamediag.paste import read_paste
+    from flamediag.playbooks import load_all
+    from flamediag.scoring import SPIKE_CPU
+    paste_dir = Path(__file__).resolve().parents[1] / "fixtures" / "paste"
+    books = load_all()
+
+    def top(name, keep_window=True):
+        profile = read_paste((paste_dir / f"{name}.txt").read_text()).profile
+        window = profile.cpu_window if keep_window else None
+        findings, _ = score_all(match_all(books, profile), StubFacts({}), len(profile.cpus()), cpu_window=window)
+        return window, [(f.match.playbook.id, f.confidence, f.match.matched) for f in findings][0]
+
+    window, (pb, confidence, matched) = top("hand-bcc-profile-rule-bz1-idle-host-nic-interrupts-415")
+    assert window == 2970.0 and pb == "nic-softirq" and confidence == "low" and matched < 0.2 * window
+    assert top("hand-bcc-profile-rule-bz1-idle-host-nic-interrupts-415", keep_window=False)[1][:2] == ("nic-softirq", "medium")
+    window, (pb, confidence, matched) = top("hand-bcc-profile-rule-bz1-one-rx-queue-saturates-one-cpu-415")
+    assert (pb, confidence) == ("nic-softirq", "medium") and matched > SPIKE_CPU * window
+    exempt = sorted(b.id for b in books if b.signature["takes_cpu"] is False)
+    assert exempt == ["cpu-power-saving", "slow-clocksource", "tcp-retransmit", "xen-netfront"]

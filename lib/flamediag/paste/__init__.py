@@ -68,6 +68,15 @@ ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid
 # `for N secs` the run ended at Ctrl-C and its length is unknown): one CPU gives rate x seconds
 # samples over the window (rule BR1)
 SAMPLING_WINDOW = re.compile(r"\bSampling at (?P<hz>\d+(?:\.\d+)?) Hertz\b.*?\bfor (?P<secs>\d+(?:\.\d+)?) secs?\b")
+# bpftrace's one-liner quoted above its map: `profile:hz:99 { @[kstack] = count(); } interval:s:10 { exit(); }`
+# samples each CPU 99 times a second and ends after 10 s, so one CPU gives 990 samples (rule BZ2); a script
+# with another probe (kprobe, tracepoint, ...) may count events, and one without the exiting interval was
+# ended by hand, so neither gives a window
+BPFTRACE_RATE = re.compile(r"\bprofile:hz:(?P<hz>\d+)\s*(?:/[^/{]*/\s*)?\{[^}]*\bcount\(\)")
+BPFTRACE_EXIT = re.compile(r"\binterval:s:(?P<secs>\d+)\s*\{[^}]*\bexit\(\)")
+BPFTRACE_OTHER_PROBE = re.compile(r"(?:^|[\s'\"},;])(?:k(?:ret)?probe|u(?:ret)?probe|k(?:ret)?func|fentry|fexit|"
+                                  r"(?:raw)?tracepoint|usdt|software|hardware|(?:async)?watchpoint|iter|"
+                                  r"kr?|ur?|fr?|t|rt|U|s|h|w|aw|it):")
 # A tool's command line (`# ./profile -F 99`, `$ sudo perf script`) or banner above its output.
 INTRO = re.compile(r"^\s*(?:[#$>%]\s*(?:sudo\s+)?\S*(?:perf|profile|offcputime|offwaketime|wakeuptime|stackcount|"
                    r"bpftrace|trace-cmd|funcgraph|stackcollapse\S*)\b|Sampling at \d+|Tracing |Attaching \d+ probe)")
@@ -519,6 +528,25 @@ def _kernel_rows_only(block: Block) -> bool:
             and all(not comm and frames and frames[-1].kind == "kernel" for frames, _w, comm, *_ in block.stacks))
 
 
+def _bpftrace_window(line: str) -> Optional[float]:
+    """Rule BZ2: the samples one CPU gives over a bpftrace one-liner's run, when the script quoted says
+    both its sampling rate and its end: a `profile:hz:N` probe counting stacks, an `interval:s:S`
+    probe calling exit(), and no other probe whose counts would be events.
+
+    >>> _bpftrace_window("# bpftrace -e 'profile:hz:99 { @[kstack] = count(); } interval:s:10 { exit(); }'")
+    990.0
+    >>> _bpftrace_window("# bpftrace -e 'profile:hz:99 { @[kstack] = count(); }'") is None   # ended at Ctrl-C
+    True
+    >>> _bpftrace_window("bpftrace -e 'kprobe:tcp_sendmsg { @[kstack] = count(); } profile:hz:99 { @n = count(); } "
+    ...                  "interval:s:5 { exit(); }'") is None
+    True
+    """
+    rate, end = BPFTRACE_RATE.search(line), BPFTRACE_EXIT.search(line)
+    if rate is None or end is None or BPFTRACE_OTHER_PROBE.search(line):
+        return None
+    return float(rate["hz"]) * float(end["secs"])
+
+
 def _look_above(block: Block, lines: Sequence[str]) -> None:
     """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
     command line or banner starts a run of its own (a before/after pair), and may say the
@@ -548,6 +576,8 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     window = next((m for m in map(SAMPLING_WINDOW.search, above) if m), None)
     if window is not None and block.unit == "samples":
         block.cpu_window = float(window["hz"]) * float(window["secs"])
+    elif block.unit == "samples":
+        block.cpu_window = next(filter(None, map(_bpftrace_window, above)), None)
     block.header = block.header or any(INTRO.search(line) for line in above)
     if not block.not_cpu:
         leaves = [(frames[-1].name, weight) for frames, weight, *_ in block.stacks if frames]
