@@ -371,3 +371,25 @@ def test_rule_bv1_time_syscall_rows_count_weak_for_slow_clocksource():
     assert m.matched == pytest.approx(2.2) and m.strong == 0
     graph = profile(("entry_SYSCALL_64;__x64_sys_clock_gettime;posix_ktime_get_ts", 5, {}), ancestry=True)
     assert match_playbook(books["slow-clocksource"], graph).matched == 0
+
+
+def test_rule_cb1_power_tce_table_lock_is_iommu_map():
+    """Rule CB1 (realworld-probe-bv case 2390, a POWER7 LPAR whose multiqueue 10GbE adapter's queues
+    serialised on the one TCE table lock before 3.7's IOMMU pools): POWER's DMA ops and TCE-table
+    allocator (dma_iommu_map_page -> iommu_map_page -> iommu_alloc, iommu_free, iommu_range_alloc)
+    and its TCE writes (tce_buildmulti_pSeriesLP) are iommu-map's frames, and a spin lock taken under
+    iommu_alloc / iommu_free is the table's lock: iommu-map's, not the spin-lock fallback's or the NIC
+    poll's, as the x86 IOVA lock under alloc_iova is. The same lock under a caller outside the IOMMU
+    code stays the fallback's."""
+    books = {b.id: b for b in load_all()}
+    prof = profile(("sch_direct_xmit;dev_hard_start_xmit;be_xmit;dma_iommu_map_page;iommu_map_page;iommu_alloc;"
+                    "_raw_spin_lock_irqsave", 58, {}),
+                   ("__do_softirq;net_rx_action;be_poll;be_tx_compl_process;dma_iommu_unmap_page;iommu_free;"
+                    "_raw_spin_lock_irqsave", 42, {"context": "softirq"}),
+                   ("be_xmit;dma_iommu_map_page;iommu_map_page;tce_buildmulti_pSeriesLP", 5, {}))
+    assert match_playbook(books["iommu-map"], prof).matched == pytest.approx(105)
+    assert match_playbook(books["spinlock-contention"], prof).matched == 0
+    assert match_playbook(books["nic-softirq"], prof).matched == 0
+    other = profile(("sch_direct_xmit;__qdisc_run;_raw_spin_lock_irqsave", 50, {}))
+    assert match_playbook(books["iommu-map"], other).matched == 0
+    assert match_playbook(books["spinlock-contention"], other).matched == pytest.approx(50)

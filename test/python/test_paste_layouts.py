@@ -983,3 +983,17 @@ def test_rule_by1_top_or_pidstat_row_gives_a_background_threads_part_of_one_cpu(
     assert quiet.profile.thread_cpu["ksmd"] == 0.08
     left = match_playbook(ksm, quiet.profile)
     assert left.busy_thread is None and left.matched == 0
+
+
+def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv_2390():
+    """Rule CB2 (realworld-probe-bv case 2390, a commit message quoting the flat rows and then the
+    top entry again with its call graph): an entry printed a second time with every column equal (share
+    to the hundredth, command, object, symbol) and a graph below it is the same samples, counted once
+    with their graph; an entry of another run at another share (a patch's after run) is not dropped."""
+    result = paste("hand-perf-report-flat-then-graph-rule-cb2-top-entry-shown-twice-futex-415.txt")
+    total = sum(r.weight for r in result.profile)
+    assert total == pytest.approx(45.12 + 6.80 + 4.35 + 3.90 + 3.10 + 2.75 + 1.95, abs=0.1)
+    assert not [r for r in result.profile if r.names() == ["_raw_spin_lock"]]
+    assert any(ordered(r.names(), "futex_wake", "_raw_spin_lock") for r in result.profile)
+    runs = paste("hand-perf-report-before-after-graphs-rule-cb2-same-symbol-other-share-two-runs.txt")
+    assert sum(r.weight for r in runs.profile) == pytest.approx(4.08 + 31.40, abs=0.1)

@@ -206,6 +206,36 @@ def _loose_entry(lines: Sequence[str], index: int) -> Optional[Entry]:
     return Entry(number(match["p1"]), number(p2) if p2 is not None else None, comm, "", "", "")
 
 
+def _key(entry: Entry):
+    return (entry.pct, entry.self_pct, entry.comm, entry.dso, entry.mark, entry.sym, entry.cpu)
+
+
+def _without_repeats(entries: List[Entry]):
+    """Rule CB2: a listing whose top entry is printed again further down with its call graph (the
+    flat rows, then `perf report -g` of the hottest in the same message) shows that entry twice, not
+    twice its samples. An entry listed without a graph that a later entry repeats with every column
+    equal (share to the hundredth, command, object, symbol) and a graph below it is dropped; two runs
+    never print an entry at the same share in every column. The entries kept, and how many went.
+
+    >>> flat = Entry(64.31, None, "netperf", "[kernel.kallsyms]", "k", "_raw_spin_lock_irqsave")
+    >>> graph = Entry(64.31, None, "netperf", "[kernel.kallsyms]", "k", "_raw_spin_lock_irqsave")
+    >>> graph.root.names.append("_raw_spin_lock_irqsave")
+    >>> other = Entry(3.87, None, "netperf", "[kernel.kallsyms]", "k", "iommu_range_alloc")
+    >>> kept, dropped = _without_repeats([flat, other, graph])
+    >>> [e.sym for e in kept], dropped
+    (['iommu_range_alloc', '_raw_spin_lock_irqsave'], 1)
+    >>> _without_repeats([flat, other, Entry(60.02, None, "netperf", "[kernel.kallsyms]", "k", "_raw_spin_lock_irqsave")])[1]
+    0
+    """
+    graphed = {}
+    for index, entry in enumerate(entries):
+        if entry.has_graph() and entry.sym:
+            graphed.setdefault(_key(entry), index)
+    kept = [entry for index, entry in enumerate(entries)
+            if entry.has_graph() or not entry.sym or graphed.get(_key(entry), -1) <= index]
+    return kept, len(entries) - len(kept)
+
+
 def _graph_follows(lines: Sequence[str], index: int) -> bool:
     for line in lines[index + 1:index + 4]:
         if line.strip():
@@ -221,6 +251,7 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     entries = scan.entries()
     if not entries:
         return Miss(max(scan.index, start + 1))
+    entries, repeated = _without_repeats(entries)
     if (scan.perftop or scan.old_top is not None) and not any(e.has_graph() for e in entries):
         block = flat_block(entries, start, scan.index, "perf-top", max(1, scan.perftop))
     elif not any(e.has_graph() for e in entries):
@@ -228,6 +259,9 @@ def read_report(lines: Sequence[str], start: int) -> Union[Block, Miss, None]:
     else:
         block = graph_block(entries, start, scan.index, scan.perftop)
     block.samples, block.header, block.unit, block.event = scan.samples, scan.header, "percent", scan.event
+    if repeated:
+        block.notes.append(f"{repeated} {'entry' if repeated == 1 else 'entries'} of the flat listing shown again below "
+                           "with a call graph (same share, same columns): counted once, with the graph (rule CB2)")
     if scan.counts:
         # the first kerneltop prints event counts, no percentages (rule BA1): the weights are samples
         # of the listed rows, whose total the display does not give
