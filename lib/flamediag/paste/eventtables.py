@@ -463,7 +463,7 @@ SYSDIG_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<value>\d+(?:\.\d+)?)\s
 PERF_TRACE_HEADER = re.compile(r"^\s*syscall\s+calls\s+(?:errors\s+)?total\s+min\s+avg\s+max\s+stddev\s*$")
 PERF_TRACE_ROW = re.compile(r"^\s*(?P<name>[a-z_][\w]*)\s+(?P<calls>\d+)\s+(?:\d+\s+)?(?P<total>\d+\.\d+)\s+\d+\.\d+"
                             r"\s+\d+\.\d+\s+\d+\.\d+\s+\d+\.\d+%?\s*$")
-PERF_TRACE_OTHER = re.compile(r"^\s*(?:\(msec\).*|-{3,}[\s-]*|Summary of events:|.*\(\d+\), \d+ events, [\d.]+%)\s*$")
+PERF_TRACE_OTHER = re.compile(r"^\s*(?:\(msec\).*|-{3,}[\s-]*|Summary of events:|(?:\S.*)?\(\d+\), \d+ events, [\d.]+%)\s*$")
 TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6, "m": 6e7}
 
 
@@ -696,7 +696,7 @@ def _read_kvm_events(lines: Sequence[str], start: int) -> Union[Block, Miss]:
 # spent blocked per cause, /proc/sched_debug the run queues' state: none says which kernel functions
 # used CPU time. Each is read and drawn, never diagnosed.
 
-WCHAN_COMMAND = re.compile(r"^\s*(?:[$#%]\s*)?(?:sudo\s+)?(?:ps\b.*\bwchan\b|.*/proc/\S+/wchan\b)")
+WCHAN_COMMAND = re.compile(r"^\s*(?:[$#%]\s*)?(?:sudo\s+)?(?:ps\b.*\bwchan\b|(?:\S.*)?/proc/\S+/wchan\b)")
 WCHAN_ROW = re.compile(r"^\s*(?P<count>\d+)\s+(?P<name>[A-Za-z_][\w.]*|-|0)\s*$")
 WCHAN_OTHER = re.compile(WCHAN_COMMAND.pattern + r"|^\s*\d+\s+WCHAN\s*$")
 # the columns after the average delay may be on a line of their own (a mail client wrapped the row at 72)
@@ -710,9 +710,9 @@ LATENCYTOP_PROCESS = re.compile(r"^\s*Process\s+\S.*\(\d+\)\s+Total:\s*[\d.]+\s*
 LATENCYTOP_OTHER = re.compile(LATENCYTOP_PROCESS.pattern + "|" + LATENCYTOP_HEADER.pattern)
 SCHED_DEBUG_HEADER = re.compile(r"^\s*Sched Debug Version:\s*v\d")
 SCHED_DEBUG_LINE = re.compile(r"^\s*(?:\.?[\w.()\[\]>-]+\s*:.*|cpu#\d+.*|(?:cfs|rt|dl)_rq\[\d+\]:.*|sysctl_sched|"
-                              r"runnable tasks:|-{10,}|\s*task\s+PID\s+tree-key.*|"
-                              r"[RS>]?\s*\S+\s+\d+\s+-?\d+\.\d+\s+\d+\s+\d+\s.*)\s*$")
-SCHED_DEBUG_TASK = re.compile(r"^\s*[RS>]?\s*(?P<comm>\S+)\s+(?P<pid>\d+)\s+-?\d+\.\d+\s+\d+\s+\d+\s+-?\d+\.\d+\s+"
+                              r"runnable tasks:|-{10,}|task\s+PID\s+tree-key.*|"
+                              r"(?:[RS>]\s*)?\S+\s+\d+\s+-?\d+\.\d+\s+\d+\s+\d+\s.*)\s*$")
+SCHED_DEBUG_TASK = re.compile(r"^\s*(?:[RS>]\s*)?(?P<comm>\S+)\s+(?P<pid>\d+)\s+-?\d+\.\d+\s+\d+\s+\d+\s+-?\d+\.\d+\s+"
                               r"(?P<sum>\d+\.\d+)")
 # `perf sched timehist` (perf 4.10+): one line per context switch, the task switched out with how long it
 # waited before it ran, its scheduling delay and how long it ran (msec); `-s` / `-S` add a per-task summary
@@ -723,10 +723,10 @@ SCHED_TIMEHIST_ROW = re.compile(r"^\s*\d+\.\d+\s+\[(?P<cpu>\d+)\]\s+(?:[ .s]*\s)
 SCHED_TIMEHIST_SUMMARY = re.compile(r"^\s*Runtime summary\s*$")
 SCHED_TIMEHIST_TASK = re.compile(r"^\s*(?P<task>\S.*?)\s+-?\d+\s+\d+\s+(?P<run>\d+\.\d+)\s+\d+\.\d+\s+\d+\.\d+\s+"
                                  r"\d+\.\d+\s+\d+\.\d+(?:\s+\d+)?\s*$")
-SCHED_TIMEHIST_OTHER = re.compile(r"^\s*(?:\[tid/pid\].*|\(count\).*|[-\s]{10,}|comm\s+parent\s+sched-in.*|Runtime summary|"
+SCHED_TIMEHIST_OTHER = re.compile(r"^\s*(?:\[tid/pid\].*|\(count\).*|-[-\s]{9,}$|comm\s+parent\s+sched-in.*|Runtime summary|"
                                   r"\d+\.\d+\s+\[\d+\]\s+.*\b(?:awakened|migrated):.*|Idle stats:|"
                                   r"CPU\s+\d+ idle.*|Total number of .*|Total run time.*|Total scheduling delay.*|"
-                                  r"\(msec\).*|Terminated tasks:|Wait stats:|.*\(count\)\s+\(msec\).*)\s*$")
+                                  r"\(msec\).*|Terminated tasks:|Wait stats:|(?:\S.*)?\(count\)\s+\(msec\).*)\s*$")
 
 
 def starts_wait_table(line: str) -> bool:

@@ -32,7 +32,7 @@ from .common import Block, Miss, clean_name, plural
 from .perfreport import MARK, PCT, number
 from .profiles import busiest_run
 
-HEADER = re.compile(r"^\s*#?\s*Baseline\b(?:/0)?\s+(?P<cols>.*?)\s+(?:Shared Object|Command|Symbol)\b")
+HEADER = re.compile(r"^\s*(?:#\s*)?Baseline\b(?:/0)?\s+(?P<cols>.*?)\s+(?:Shared Object|Command|Symbol)\b")
 UNSIGNED = re.compile(rf"^{PCT}%$")
 SIGNED = re.compile(rf"^[+-]{PCT}%$")
 RATIO = re.compile(rf"^{PCT}$")
