@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..errors import UserError
@@ -364,6 +364,19 @@ def _top_rows(lines: Sequence[str]) -> List[Tuple[str, float, bool]]:
 PIDSTAT_CPU_HEADER = re.compile(r"\b(?:PID|TID)\b.*%(?:usr|user)\s+%system\b.*\bCommand\s*$")
 
 
+def _pidstat_cpu_tables(lines: Sequence[str]) -> Iterator[List[dict]]:
+    """Each pasted `pidstat -u` table (its header to the next blank line) as pidstat's parsed rows."""
+    from ..parsers import pidstat
+    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
+    for index, text in enumerate(texts):
+        if not PIDSTAT_CPU_HEADER.search(text):
+            continue
+        end = index + 1
+        while end < len(texts) and texts[end]:
+            end += 1
+        yield pidstat.parse("\n".join(texts[index:end]))["cpu"]
+
+
 def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
     """The same from a pasted `pidstat -u` / `pidstat -t -u` table (read by parsers/pidstat.py): a
     task with no user time (%usr 0: a kernel thread runs no user code) at half a CPU or more of
@@ -378,16 +391,8 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
     ...     "14:02:16 1000  612  1.00  88.00  0.00  89.00  0  node"]) is None      # it runs user code
     True
     """
-    from ..parsers import pidstat
-    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
-    for index, text in enumerate(texts):
-        if not PIDSTAT_CPU_HEADER.search(text):
-            continue
-        end = index + 1
-        while end < len(texts) and texts[end]:
-            end += 1
-        rows = [row for row in pidstat.parse("\n".join(texts[index:end]))["cpu"]
-                if row.get("%CPU") is not None]
+    for table in _pidstat_cpu_tables(lines):
+        rows = [row for row in table if row.get("%CPU") is not None]
         total = sum(row["%CPU"] for row in rows)
         busiest = max(rows, key=lambda row: row["%CPU"], default=None)
         if busiest is None or busiest["%CPU"] < BUSY_CPU or busiest["%CPU"] < BUSY_SHARE * total:
@@ -414,7 +419,6 @@ def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
     ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"])
     {'kcompactd0': 0.08}
     """
-    from ..parsers import pidstat
     taken: Dict[str, float] = {}
 
     def note(comm: str, cpu: float) -> None:
@@ -424,14 +428,8 @@ def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
     for comm, cpu, kernel in _top_rows(lines):
         if kernel:
             note(comm, cpu)
-    texts = _joined_rows([line.strip().lstrip(">| ").strip() for line in lines])
-    for index, text in enumerate(texts):
-        if not PIDSTAT_CPU_HEADER.search(text):
-            continue
-        end = index + 1
-        while end < len(texts) and texts[end]:
-            end += 1
-        for row in pidstat.parse("\n".join(texts[index:end]))["cpu"]:
+    for table in _pidstat_cpu_tables(lines):
+        for row in table:
             if row.get("%CPU") is None or not row.get("command"):
                 continue
             if (row.get("%usr", row.get("%user")) or 0) == 0 and row.get("%usr", row.get("%user")) is not None:
