@@ -72,7 +72,11 @@ system_state() {
 	[ "${FLAMEDIAG_SKIP_LIVE:-0}" = 0 ] || skip "FLAMEDIAG_SKIP_LIVE is set"
 	exec 8<>"${LAB_LOCK:-/run/lock/flamediag-live-lab.lock}"
 	flock -w 300 8	# no other live-lab scenario may change the state meanwhile
-	local before scenario signal ready pid expected
+	local before scenario signal ready pid expected ignored
+	# a shell ignores SIGINT for good when it was started as a background job of a shell without job
+	# control (`cmd &` in a script); its children cannot trap it then, and a scenario would run to its end
+	ignored=$(awk '/^SigIgn:/ {print $2}' "/proc/$BASHPID/status")
+	(( (16#$ignored & 2) == 0 )) || { echo "SIGINT is ignored in this shell: start the suite in the foreground, or from a shell with job control (set -m)"; false; }
 	before=$(system_state)
 	for scenario in thp-compaction memcg-reclaim nic-softirq; do
 		for signal in INT TERM; do
