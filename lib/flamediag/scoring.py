@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .flatclaims import STANDS_FOR
-from .match import Match, concentration
+from .match import BUSY_THREAD, Match, concentration
 from .spikes import MIN_BUSY
 from .text import pct, pct_whole
 
@@ -45,7 +45,7 @@ FLAT_CAP = 0.74                     # just below "high"
 FEW_BUSY = MIN_BUSY
 FEW_BUSY_CAP = 0.49                 # just below "medium"
 # rule BZ1: a CPU spike takes half a CPU or more over the window (the bound rules BR1, I2 and R5 use)
-SPIKE_CPU = 0.5
+SPIKE_CPU = BUSY_THREAD
 # rule AR1: a signature holding this much of the kernel's busy samples is what the kernel spends its time on
 DOMINANT = 2 / 3
 HIGH, MEDIUM = 0.75, 0.5
