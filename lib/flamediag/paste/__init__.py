@@ -16,9 +16,10 @@ matched, the last-resort reader collects the kernel symbols found anywhere in th
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .. import errors
 from ..errors import UserError
@@ -195,9 +196,11 @@ def read_paste(text: str) -> PasteResult:
         for block in blocks:
             covered.update(range(block.start, block.end))
     # a mail client may have wrapped the task table's rows and not the listing: the table is read in
-    # the layout that joins them back (as metric sections are, rule K6)
-    thread = next((t for t in map(_busy_task_row, [lines, *others]) if t), None)
-    threads = next((t for t in map(kernel_thread_cpu, [lines, *others]) if t), {})
+    # the layout that joins them back (as metric sections are, rule K6); each layout's task tables
+    # are read once for both rules that judge them (tee keeps what one rule read for the other)
+    for_busy, for_share = itertools.tee(map(TaskTables.read, [lines, *others]))
+    thread = next((t for t in map(_busy_task_row, for_busy) if t), None)
+    threads = next((t for t in map(kernel_thread_cpu, for_share) if t), {})
     for block in blocks:
         _look_above(block, lines)
         tcpretrans.rare_retransmits(block, lines, *others)
@@ -284,43 +287,58 @@ BUSY_CPU = 50.0
 BUSY_SHARE = 0.8
 
 
-def _busy_task_row(lines: Sequence[str]) -> Optional[str]:
+TopRow = Tuple[str, float, bool]
+
+
+class TaskTables(NamedTuple):
+    """The task tables of a paste: the rows of its `top` tables, and each `pidstat -u` table as
+    pidstat's parsed rows. Read once; the busy-thread rules (I2, R5) and the part of one CPU a
+    kernel thread takes (BY1) judge the same rows."""
+    top: List[TopRow]
+    pidstat: List[List[dict]]
+
+    @classmethod
+    def read(cls, lines: Sequence[str]) -> "TaskTables":
+        return cls(_top_rows(lines), list(_pidstat_cpu_tables(lines)))
+
+
+def _busy_task_row(tables: TaskTables) -> Optional[str]:
     """The kernel thread a pasted `top` (rule I2) or, failing that, `pidstat` table (rule R5) shows
     doing nearly all of the CPU work."""
-    return _busy_kernel_thread(lines) or _busy_pidstat_thread(lines)
+    return _busy_kernel_thread(tables.top) or _busy_pidstat_thread(tables.pidstat)
 
 
-def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
+def _busy_kernel_thread(rows: Sequence[TopRow]) -> Optional[str]:
     """The kernel thread a pasted `top` task table shows doing nearly all of the CPU work: a row with
     VIRT, RES and SHR 0 (no user memory: a kernel thread) at half a CPU or more, holding at least
     80 % of the %CPU of the rows listed. None when there is no table or the work is shared.
 
-    >>> _busy_kernel_thread(["    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
+    >>> _busy_kernel_thread(_top_rows([
+    ...     "    PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
     ...     "     92 root      20   0       0      0      0 R 100.0   0.0 614:12.30 kswapd0",
-    ...     "   3011 me        20   0 3871220 412300 133104 S   6.3   0.6  41:02.11 firefox"])
+    ...     "   3011 me        20   0 3871220 412300 133104 S   6.3   0.6  41:02.11 firefox"]))
     'kswapd0'
-    >>> _busy_kernel_thread(["> PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+", "COMMAND",
-    ...     ">     114 root 20 0 0 0 0 R 97.0 0.0 61:02.11", "kworker/0:2+events", "> 612 me 20 0 400m 40m 9m S 3.1 0.5 1:02.00 Xorg"])
+    >>> _busy_kernel_thread(_top_rows(["> PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+", "COMMAND",
+    ...     ">     114 root 20 0 0 0 0 R 97.0 0.0 61:02.11", "kworker/0:2+events", "> 612 me 20 0 400m 40m 9m S 3.1 0.5 1:02.00 Xorg"]))
     'kworker/0:2+events'
-    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
-    ...     " 2181 root  0 -20 0 0 0 S 38.9 0.0 61:12.44 z_rd_int_1", " 2180 root  0 -20 0 0 0 S 37.6 0.0 60:55.02 z_rd_int_0"])
+    >>> _busy_kernel_thread(_top_rows(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    ...     " 2181 root  0 -20 0 0 0 S 38.9 0.0 61:12.44 z_rd_int_1", " 2180 root  0 -20 0 0 0 S 37.6 0.0 60:55.02 z_rd_int_0"]))
 
     Workqueue workers are one pool (rule AB2): the kworkers of the table together are the thread.
 
-    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    >>> _busy_kernel_thread(_top_rows(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
     ...     " 1834 root 20 0 0 0 0 R 100.0 0.0 902:11.43 kworker/u72:3+events_unbound",
     ...     " 2210 root 20 0 0 0 0 R 99.7 0.0 877:45.02 kworker/u72:1+events_unbound",
-    ...     " 3001 me   20 0 4812300 91200 20100 S 9.0 0.1 3:02.11 java"])
+    ...     " 3001 me   20 0 4812300 91200 20100 S 9.0 0.1 3:02.11 java"]))
     'kworker/u72:3+events_unbound'
 
     So are the `events/N` threads that ran the work items of 2.6 kernels:
 
-    >>> _busy_kernel_thread(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    >>> _busy_kernel_thread(_top_rows(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
     ...     "   21 root 15 -5 0 0 0 R 58.2 0.0 301:02.11 events/3", "   19 root 15 -5 0 0 0 R 55.0 0.0 288:40.70 events/1",
-    ...     " 4410 me   15  0 812m 91m 20m S 9.0 0.1 3:02.11 java"])
+    ...     " 4410 me   15  0 812m 91m 20m S 9.0 0.1 3:02.11 java"]))
     'events/3'
     """
-    rows = _top_rows(lines)
     total = sum(cpu for _, cpu, _ in rows)
     busiest = max(rows, key=lambda row: row[1], default=None)
     if busiest is None or not busiest[2] or busiest[1] < BUSY_CPU:
@@ -333,11 +351,11 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     return busiest[0]
 
 
-def _top_rows(lines: Sequence[str]) -> List[Tuple[str, float, bool]]:
+def _top_rows(lines: Sequence[str]) -> List[TopRow]:
     """(command, %CPU, kernel thread?) of each row of the `top` task tables pasted: a kernel thread
     has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
     command back from the next line."""
-    rows: List[Tuple[str, float, bool]] = []
+    rows: List[TopRow] = []
     in_table = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
     for index, text in enumerate(texts):
@@ -377,21 +395,22 @@ def _pidstat_cpu_tables(lines: Sequence[str]) -> Iterator[List[dict]]:
         yield pidstat.parse("\n".join(texts[index:end]))["cpu"]
 
 
-def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
+def _busy_pidstat_thread(tables: Sequence[List[dict]]) -> Optional[str]:
     """The same from a pasted `pidstat -u` / `pidstat -t -u` table (read by parsers/pidstat.py): a
     task with no user time (%usr 0: a kernel thread runs no user code) at half a CPU or more of
     system time, holding at least 80 % of the %CPU of the rows listed (rule R5).
 
-    >>> _busy_pidstat_thread(["14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
+    >>> _busy_pidstat_thread(TaskTables.read([
+    ...     "14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
     ...     "14:02:16    0    41    -  0.00   99.60    0.00   0.00  99.60    2  kswapd0",
     ...     "14:02:16    0     -   41  0.00   99.60    0.00   0.00  99.60    2  |__kswapd0",
-    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"])
+    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"]).pidstat)
     'kswapd0'
-    >>> _busy_pidstat_thread(["14:02:11  UID  PID  %usr %system  %guest  %CPU  CPU  Command",
-    ...     "14:02:16 1000  612  1.00  88.00  0.00  89.00  0  node"]) is None      # it runs user code
+    >>> _busy_pidstat_thread(TaskTables.read(["14:02:11  UID  PID  %usr %system  %guest  %CPU  CPU  Command",
+    ...     "14:02:16 1000  612  1.00  88.00  0.00  89.00  0  node"]).pidstat) is None      # it runs user code
     True
     """
-    for table in _pidstat_cpu_tables(lines):
+    for table in tables:
         rows = [row for row in table if row.get("%CPU") is not None]
         total = sum(row["%CPU"] for row in rows)
         busiest = max(rows, key=lambda row: row["%CPU"], default=None)
@@ -402,21 +421,23 @@ def _busy_pidstat_thread(lines: Sequence[str]) -> Optional[str]:
     return None
 
 
-def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
+def kernel_thread_cpu(tables: TaskTables) -> Dict[str, float]:
     """Rule BY1: the part of one CPU each kernel thread of a pasted `top` task table (VIRT, RES and
     SHR 0) or `pidstat -u` table (no user time) takes: its %CPU over 100. Both tools give a task's
     %CPU as a share of one CPU (top's default Irix mode, pidstat without -I), so 100 is one whole CPU
     whatever the host has, which is what a background thread's cost is measured in (rule BR1). A
     thread seen in several screens keeps its highest reading.
 
-    >>> kernel_thread_cpu(["  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND",
+    >>> kernel_thread_cpu(TaskTables.read([
+    ...     "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND",
     ...     "  272 root      25   5       0      0      0 R 100.0  0.0  89021:14 ksmd",
-    ...     " 8812 libvirt+  20   0 4711208 2.012g  18404 S  98.3  0.8   9912:03 qemu-system-x86"])
+    ...     " 8812 libvirt+  20   0 4711208 2.012g  18404 S  98.3  0.8   9912:03 qemu-system-x86"]))
     {'ksmd': 1.0}
-    >>> kernel_thread_cpu(["14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
+    >>> kernel_thread_cpu(TaskTables.read([
+    ...     "14:02:11  UID  TGID  TID  %usr %system  %guest  %wait  %CPU  CPU  Command",
     ...     "14:02:16    0    41    -  0.00    8.00    0.00   0.00   8.00    2  kcompactd0",
     ...     "14:02:16    0     -   41  0.00    8.00    0.00   0.00   8.00    2  |__kcompactd0",
-    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"])
+    ...     "14:02:16 1000   612    -  12.40   6.20    0.00  41.80  18.60    0  node-red"]))
     {'kcompactd0': 0.08}
     """
     taken: Dict[str, float] = {}
@@ -425,10 +446,10 @@ def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
         comm = comm[3:] if comm.startswith("|__") else comm
         taken[comm] = max(taken.get(comm, 0.0), round(cpu / 100, 4))
 
-    for comm, cpu, kernel in _top_rows(lines):
+    for comm, cpu, kernel in tables.top:
         if kernel:
             note(comm, cpu)
-    for table in _pidstat_cpu_tables(lines):
+    for table in tables.pidstat:
         for row in table:
             if row.get("%CPU") is None or not row.get("command"):
                 continue
