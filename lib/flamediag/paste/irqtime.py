@@ -91,10 +91,11 @@ def _highest_share(lines: Sequence[str], mpstat_text: Optional[str]) -> Optional
     """The highest machine-wide hard + soft interrupt share (percent) pasted: top's summary lines, the
     `all` rows of mpstat or `sar -u ALL`. The highest, so that no reading can be larger."""
     readings: List[Tuple[float, str]] = []
-    for line in lines:
+    for index, line in enumerate(lines):
         found = TOP_SUMMARY.match(line)
+        rest = found["rest"] + " " + _wrapped_tail(lines, index) if found else ""
         fields = found and {TOP_COLUMNS[name]: float(value.replace(",", ".")) for value, name in
-                            TOP_FIELD.findall(found["rest"])}
+                            TOP_FIELD.findall(rest)}
         if fields and "soft" in fields and "idle" in fields:
             readings.append((fields["soft"] + fields.get("irq", 0.0), "top's %Cpu(s) line"))
     if mpstat_text:
@@ -104,3 +105,24 @@ def _highest_share(lines: Sequence[str], mpstat_text: Optional[str]) -> Optional
         readings += [(row["soft"] + row.get("irq", 0.0), "mpstat's all row") for row in rows
                      if row and "soft" in row]
     return max(readings, key=lambda reading: reading[0]) if readings else None
+
+
+def _wrapped_tail(lines: Sequence[str], index: int) -> str:
+    """The fields a mail client wrapped off the end of top's summary line onto the next one
+    (`3.6 si,  0.0 st`, after any quote marker), or "".
+
+    >>> _wrapped_tail(["> %Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,", "3.6 si,  0.0 st"], 0)
+    '3.6 si,  0.0 st'
+    >>> _wrapped_tail(["> %Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6", "si,  0.0 st"], 0)
+    'si,  0.0 st'
+    >>> _wrapped_tail(["%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st",
+    ...                "MiB Mem :  31828.6 total"], 0)
+    ''
+    """
+    if index + 1 >= len(lines) or "si" in {name for _, name in TOP_FIELD.findall(lines[index])} \
+            or "sirq" in {name for _, name in TOP_FIELD.findall(lines[index])}:
+        return ""
+    tail = re.sub(r"^[\s>|]*", "", lines[index + 1])
+    words = re.findall(r"[A-Za-z]+", tail)
+    return tail if words and all(word in TOP_COLUMNS for word in words) and re.fullmatch(r"[\w\s.,%]*", tail) else ""
+
