@@ -275,7 +275,8 @@ def run_diagnosis(source: str, extra_dirs: Sequence[str] = (), min_share: Option
     findings, ruled_out = scoring.score_all(matches, inp.facts, len(inp.profile.cpus()), inp.stack_source,
                                             kernel_symbols_restricted=restricted,
                                             stacks_unverified=inp.stack_source in inp.unverified, few=few,
-                                            cpu_window=inp.profile.cpu_window)
+                                            cpu_window=inp.profile.cpu_window,
+                                            interrupt_cpus=inp.profile.interrupt_cpus)
     if not_cpu:
         ruled_out = []                   # nothing was checked: the headline and Data quality say why
     inconclusive_ids = [r.id for r in ruled_out if r.inconclusive]

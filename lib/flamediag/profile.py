@@ -221,6 +221,10 @@ class Profile:
     thread_cpu: Dict[str, float] = field(default_factory=dict)
                                             # a pasted top / pidstat table: kernel thread -> the part of one
                                             # CPU it took (%CPU / 100, rule BY1)
+    interrupt_cpus: Optional[Tuple[float, str]] = None
+                                            # a pasted machine-wide interrupt share and CPU bound: the CPUs'
+                                            # worth of hard + soft interrupt time at most, and what says so
+                                            # (rules CF1-CF2, paste.irqtime)
     through: Dict[Tuple[str, str], float] = field(default_factory=dict)
                                             # a --children listing: (comm, frame) -> weight of the samples
                                             # that ran through that frame (its Children column)

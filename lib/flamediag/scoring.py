@@ -18,6 +18,9 @@ Implements doc/playbook-format.md "Scoring":
 - where the profile says what one CPU gives over its window (a bcc profile's banner), a finding whose
   samples take less than SPIKE_CPU of one CPU is capped at low (rule BZ1, few_cpu), unless its
   playbook's cost is not the CPU its frames take (`signature.takes_cpu: false`);
+- where a paste gives the machine-wide interrupt share and a bound on the CPUs, a softirq playbook's
+  finding is capped at low when all the machine's hard and soft interrupt time is under SPIKE_CPU of
+  one CPU (rules CF1-CF2, few_interrupt);
 - confidence high >= 0.75, medium >= 0.5, else low; findings ranked by share x score, a low
   finding never ahead of a medium/high one.
 
@@ -306,9 +309,11 @@ def _concentration(match: Match, cpus_seen: int):
 
 
 def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", stacks_unverified: bool = False,
-                few: Optional[str] = None, cpu_window: Optional[float] = None):
+                few: Optional[str] = None, cpu_window: Optional[float] = None,
+                interrupt_cpus: Optional[Tuple[float, str]] = None):
     """A Finding, or a RuledOut with its reason; `few` (rule AH1, few_busy) caps the score at low, and
-    so does a finding under SPIKE_CPU of one CPU where `cpu_window` says what one CPU gives (rule BZ1)."""
+    so does a finding under SPIKE_CPU of one CPU where `cpu_window` says what one CPU gives (rule BZ1),
+    and a softirq finding where `interrupt_cpus` puts the machine's interrupt time under it (rule CF1)."""
     pb, sig = match.playbook, match.playbook.signature
     if match.matched <= 0:
         return RuledOut(pb.id, "no busy sample carries the signature"
@@ -359,6 +364,11 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
     if small and score > FEW_BUSY_CAP:
         score = FEW_BUSY_CAP
         evidence.append(Evidence("absence", small, "", False))
+    quiet = few_interrupt(match, interrupt_cpus)
+    if quiet and score > FEW_BUSY_CAP:
+        score = FEW_BUSY_CAP
+        evidence.append(Evidence("metric", quiet, "pasted top / mpstat", False, fact="interrupt.cpus",
+                                 value=round(interrupt_cpus[0], 4), op="ge", threshold=SPIKE_CPU))
     return Finding(match, score, confidence_for(score), evidence, not_captured, passed)
 
 
@@ -482,11 +492,39 @@ def few_cpu(match: Match, cpu_window: Optional[float]) -> Optional[str]:
             f"profiled window (one CPU gives {int(round(cpu_window))}): a CPU spike takes half a CPU or more")
 
 
+def few_interrupt(match: Match, interrupt_cpus: Optional[Tuple[float, str]]) -> Optional[str]:
+    """Rules CF1-CF2: why this softirq finding is no CPU spike, or None. `interrupt_cpus` is the CPUs'
+    worth of hard and soft interrupt time the whole machine had at most, from a pasted machine-wide
+    share (`top`'s `%Cpu(s)` si and hi, mpstat's `all` row) times an upper bound on the CPUs
+    (paste.irqtime). A playbook whose frames run in softirq (`context: softirq`: nic-softirq, one CPU
+    saturated by its receive softirq) takes at least that CPU's softirq time, so it cannot be a spike
+    when the whole machine's is under SPIKE_CPU of one CPU; a small share alone proves nothing (one
+    CPU at 100 % softirq is 3 % of a 32-CPU host's time).
+
+    >>> from types import SimpleNamespace as NS
+    >>> nic = NS(playbook=NS(signature={"context": "softirq"}))
+    >>> few_interrupt(nic, (0.43, "... 43 % of one CPU in all"))
+    '... 43 % of one CPU in all, less than one CPU saturated by its receive softirq would take on its own'
+    >>> few_interrupt(nic, (1.0, "...")), few_interrupt(nic, None)
+    (None, None)
+    >>> few_interrupt(NS(playbook=NS(signature={"context": "any"})), (0.1, "...")) is None
+    True
+    """
+    if not interrupt_cpus or match.playbook.signature.get("context") != "softirq":
+        return None
+    cpus, said = interrupt_cpus
+    if cpus >= SPIKE_CPU:
+        return None
+    return f"{said}, less than one CPU saturated by its receive softirq would take on its own"
+
+
 def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str = "",
               kernel_symbols_restricted: bool = False, not_cpu: Optional[str] = None,
-              stacks_unverified: bool = False, few: Optional[str] = None, cpu_window: Optional[float] = None):
-    """(findings ranked best first, ruled_out list); `few` (rule AH1, few_busy) caps them at low, and
-    `cpu_window` (rule BZ1, few_cpu) each finding under half a CPU."""
+              stacks_unverified: bool = False, few: Optional[str] = None, cpu_window: Optional[float] = None,
+              interrupt_cpus: Optional[Tuple[float, str]] = None):
+    """(findings ranked best first, ruled_out list); `few` (rule AH1, few_busy) caps them at low,
+    `cpu_window` (rule BZ1, few_cpu) each finding under half a CPU, and `interrupt_cpus` (rule CF1,
+    few_interrupt) each softirq finding on a machine whose interrupt time is under half a CPU."""
     findings: List[Finding] = []
     ruled_out: List[RuledOut] = []
     for match in matches:
@@ -496,7 +534,8 @@ def score_all(matches: Sequence[Match], facts, cpus_seen: int, stack_source: str
         if kernel_symbols_restricted and match.playbook.kernel:
             ruled_out.append(inconclusive(match.playbook))
             continue
-        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified, few, cpu_window)
+        result = score_match(match, facts, cpus_seen, stack_source, stacks_unverified, few, cpu_window,
+                             interrupt_cpus)
         (findings if isinstance(result, Finding) else ruled_out).append(result)
     findings.sort(key=lambda f: f.rank_key)
     return findings, ruled_out

@@ -997,3 +997,24 @@ def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv
     assert any(ordered(r.names(), "futex_wake", "_raw_spin_lock") for r in result.profile)
     runs = paste("hand-perf-report-before-after-graphs-rule-cb2-same-symbol-other-share-two-runs.txt")
     assert sum(r.weight for r in runs.profile) == pytest.approx(4.08 + 31.40, abs=0.1)
+
+
+def test_rule_cf2_an_unbound_kworkers_pool_id_bounds_the_cpu_count():
+    """Rule CF2 (realworld-probe-bw case 2416: a healthy 1 Gbit/s download whose `top` gives 3.6 % si
+    and whose `--sort comm,sym` listing names `kworker/u24:3`, nic-softirq at medium before): the
+    kernel numbers its worker pools per-CPU first, two for each possible CPU (four from 6.9), so an
+    unbound worker's pool id is at least twice the CPUs: 12 at most, and 3.6 % of 12 CPUs is 43 % of
+    one CPU of softirq in all (rule CF1's cap). Per-CPU kworkers (`kworker/3:1H`), `ksoftirqd/N` and
+    2.6.36-3.8's `kworker/u:0` bound nothing; printed counts win over the pool's bound, and of two the
+    larger is kept."""
+    from flamediag.paste.irqtime import cpu_bound
+    none = read_paste((FIXTURES / "hand-top-perf-report-comm-rule-cf2-unbound-kworker-bounds-cpus-rss-download-none-515.txt").read_text())
+    assert round(none.profile.interrupt_cpus[0], 3) == 0.192 and "pool u16" in none.profile.interrupt_cpus[1]
+    busy = read_paste((FIXTURES / "hand-top-perf-report-comm-rule-cf2-unbound-kworker-one-queue-saturates-one-cpu-nic-softirq-515.txt").read_text())
+    assert round(busy.profile.interrupt_cpus[0], 3) == 0.976
+    path = next((ROOT / "test" / "fixtures" / "realworld-probe-bw").glob("2416-*.txt"))
+    ticket = read_paste(path.read_text().split("# ---\n", 1)[1].split("# evidence:", 1)[0])
+    assert ticket.profile.interrupt_cpus[1].startswith("top's %Cpu(s) line gives 3.6 %") and "12 CPUs at most" in ticket.profile.interrupt_cpus[1]
+    assert cpu_bound(["kworker/3:1H", "ksoftirqd/11", "kworker/u:0"]) is None
+    assert cpu_bound(["kworker/u24:3-f", "kworker/u25:0"]) == (12, "an unbound kworker's pool u24")
+    assert cpu_bound(["kworker/u24:3", "PerfTop: 100 irqs/sec  (all, 16 CPUs)"]) == (16, "perf top's header")

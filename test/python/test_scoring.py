@@ -255,3 +255,43 @@ def test_rule_bz1_a_finding_under_half_a_cpu_of_the_window_is_no_cpu_spike():
     assert (pb, confidence) == ("nic-softirq", "medium") and matched > SPIKE_CPU * window
     exempt = sorted(b.id for b in books if b.signature["takes_cpu"] is False)
     assert exempt == ["cpu-power-saving", "slow-clocksource", "tcp-retransmit", "xen-netfront"]
+
+
+def test_rule_cf1_softirq_finding_on_a_machine_with_under_half_a_cpu_of_interrupt_time_is_capped():
+    """Rule CF1 (the class of realworld-probe-bw case 2416: a healthy download spread by RSS queues,
+    nic-softirq at medium, a false alarm): `top`'s `%Cpu(s)` si and hi, or mpstat's `all` row, are a
+    share of every CPU's time; times a CPU count the tools print (sysstat's banner, perf top's
+    `(all, N CPUs)`, `# nrcpus online`, lscpu) they give the machine's interrupt work in CPUs. Under
+    half a CPU in all, no CPU can be saturated by receive softirq, so nic-softirq (`context: softirq`)
+    is capped at low; the same layout with one queue saturating a CPU of 16 (6.5 % si, a whole CPU)
+    keeps it at medium. A `ksoftirqd/N` name only bounds the count from below, which says nothing."""
+    from pathlib import Path
+    from flamediag.match import match_all
+    from flamediag.paste import read_paste
+    from flamediag.playbooks import load_all
+    from flamediag.scoring import SPIKE_CPU
+    paste_dir = Path(__file__).resolve().parents[1] / "fixtures" / "paste"
+    books = load_all()
+
+    def top(name, keep=True):
+        profile = read_paste((paste_dir / f"{name}.txt").read_text()).profile
+        bound = profile.interrupt_cpus if keep else None
+        findings, _ = score_all(match_all(books, profile), StubFacts({}), len(profile.cpus()), interrupt_cpus=bound)
+        return profile.interrupt_cpus, [(f.match.playbook.id, f.confidence) for f in findings][0]
+
+    spread = "hand-top-perftop-comm-rule-cf1-rss-receive-under-half-a-cpu-of-16-none-418"
+    (cpus, said), first = top(spread)
+    assert first == ("nic-softirq", "low") and round(cpus, 3) == 0.304 and "16 CPUs at most (perf top's header)" in said
+    assert top(spread, keep=False)[1] == ("nic-softirq", "medium")
+    (cpus, _), first = top("hand-top-perftop-comm-rule-cf1-one-queue-saturates-one-cpu-of-16-nic-softirq-418")
+    assert first == ("nic-softirq", "medium") and cpus > 2 * SPIKE_CPU
+    si = "%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st"
+    listing = "\n# Overhead  Command  Symbol\n#\n    41.02%  swapper  [k] igb_poll\n    20.11%  ksoftirqd/5  [k] napi_gro_receive\n"
+    assert read_paste(si + "\n" + listing).profile.interrupt_cpus is None                     # no count
+    banner = "Linux 5.10.0-9-amd64 (dl1)  11/27/2021  _x86_64_  (12 CPU)\n"
+    assert round(read_paste(banner + si + listing).profile.interrupt_cpus[0], 3) == 0.432
+    mpstat = (banner + "\n21:14:03     CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle\n"
+              "21:14:08     all    2.88    0.00    2.31    0.42    0.10    3.61    0.00    0.00    0.00   90.68\n")
+    assert round(read_paste(mpstat + listing).profile.interrupt_cpus[0], 4) == 0.4452    # %irq + %soft
+    threaded = listing + "    10.00%  napi/eth0-8193  [k] napi_threaded_poll\n"
+    assert read_paste(banner + si + threaded).profile.interrupt_cpus is None               # process time, not si

@@ -29,6 +29,7 @@ from ..profile import Profile
 from . import (c2c, eventtables, ftrace, kstack, lastresort, lkp, lockcon, oprofile, perfdiff, perfreport, profiles, readprofile,
                stacktext, systemtap, tcpretrans)
 from .common import Block, Miss, plural
+from .irqtime import interrupt_cpus
 from .sections import find_sections
 from .unwrap import layouts, unwrap
 
@@ -209,6 +210,8 @@ def read_paste(text: str) -> PasteResult:
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     result = _result(blocks, sections, skipped)
     result.profile.thread_cpu = threads
+    result.profile.interrupt_cpus = next(filter(None, (interrupt_cpus(text_lines, sections)
+                                                       for text_lines in [lines, *others])), None)
     return result
 
 
