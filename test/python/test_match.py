@@ -349,6 +349,27 @@ def test_rule_ca2_kworker_inside_the_610_aes_xts_code_is_encrypting_not_a_storm(
     assert match_playbook(books["kworker-storm"], storm).matched > 30
 
 
+def test_rule_ce1_kworker_inside_software_aes_is_encrypting_not_a_storm():
+    """Rule CE1 (realworld-probe-ce case 2503, dm-crypt's kcryptd workers on an Atom NAS without AES-NI,
+    3.16, in aes_encrypt / xts_crypt / blkcipher_walk_next): the software AES code (the generic C
+    aes_encrypt / crypto_aes_encrypt, the x86 assembly aes_enc_blk behind crypto_aes_encrypt_x86, arm's
+    and arm64's scalar __aes_arm*_encrypt) and the XTS template's tweak and walk helpers are
+    kworker-storm's `io_data`, as the AES-NI names are; a small row of them beside a worker's other
+    work does not excuse it."""
+    books = {b.id: b for b in load_all()}
+    for cipher in ("aes_encrypt", "aes_enc_blk", "crypto_aes_decrypt", "__aes_arm64_encrypt"):
+        crypt = Profile(ancestry=False)
+        for name, weight in ((cipher, 38.1), ("xts_crypt", 4.3), ("gf128mul_x_ble", 0.6),
+                             ("blkcipher_walk_next", 1.8), ("crypt_convert", 1.0), ("process_one_work", 0.4)):
+            crypt.add([Frame(name, "kernel")], weight, comm="kworker/u4:1")
+        assert match_playbook(books["kworker-storm"], crypt).matched == 0, cipher
+    storm = Profile(ancestry=False)
+    for name, weight in (("i915_read32", 16.8), ("gmbus_wait_hw_status", 12.1), ("drm_do_probe_ddc_edid", 9.6),
+                         ("output_poll_execute", 5.9), ("process_one_work", 2.4), ("aes_encrypt", 1.9)):
+        storm.add([Frame(name, "kernel")], weight, comm="kworker/0:1")
+    assert match_playbook(books["kworker-storm"], storm).matched > 30
+
+
 def test_rule_bv1_time_syscall_rows_count_weak_for_slow_clocksource():
     """Rule BV1 (realworld-probe-bv case 2387, a 4.10 Hyper-V guest whose TSC-page clocksource had no
     vDSO mode yet, pasted as perf top): in a flat listing the time system call's own rows
