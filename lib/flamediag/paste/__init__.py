@@ -55,8 +55,11 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
 TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
+# `top` rows cut out of their table by grep (`top -b -n1 | grep kswapd`, rule CC2): the command line
+# stands where the header would, so the rows under it are the task table's rows
+TOP_GREP = re.compile(r"^(?:[$#]\s*)?(?:sudo\s+)?top\s+(?:-\S+\s+)*-\S*b\S*(?:\s+-\S+)*(?:\s+\d+)?\s*\|\s*e?grep\b")
 # perf top's header when it samples one process (`perf top -p 411`): `(target_pid: 411)`
-TARGET_PID = re.compile(r"\(target_pid:\s*\d+\)")
+TARGET_PID = re.compile(r"\(target_pid:\s*(?P<pid>\d+)\)")
 # the main loops only one kernel thread runs: a one-process listing holding one is that thread's (rule AB3)
 THREAD_LOOPS = {"kswapd": frozenset({"kswapd", "balance_pgdat", "kswapd_shrink_node", "kswapd_shrink_zone"})}
 # `perf record -a`, `perf top --all-cpus`: a system-wide listing, whatever its rows (rule AM1)
@@ -341,7 +344,7 @@ def _top_rows(lines: Sequence[str]) -> List[Tuple[str, float, bool]]:
     in_table = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
     for index, text in enumerate(texts):
-        if TOP_TABLE.match(text):
+        if TOP_TABLE.match(text) or TOP_GREP.match(text):
             in_table = True
             continue
         if in_table and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
@@ -492,6 +495,24 @@ def _name_commandless(block: Block, name: str, kernel_only: bool = False) -> Non
     block.through = through
 
 
+def _top_row_command(lines: Sequence[str], block: Block, pid: str) -> Optional[str]:
+    """Rule CC1: the command of the pasted `top` row with the PID a one-process listing samples
+    (`perf top -p 97`, `(target_pid: 97)`), the nearest above the listing first, else the first below
+    it: a ticket gives the process table before or after the profile of one of its tasks, and a PID
+    names one task on the host whichever comes first.
+
+    >>> b = Block("perf-top", 2, 4)
+    >>> rows = ["   97 root      20   0       0      0      0 S  12.6   0.0 12:11.31 kswapd0"]
+    >>> _top_row_command(["perf top -p 97", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "97")
+    'kswapd0'
+    >>> _top_row_command(["perf top -p 98", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "98") is None
+    True
+    """
+    def command(texts: Sequence[str]) -> Optional[str]:
+        return next((m["comm"] for m in map(TOP_ROW.match, texts) if m and m["pid"] == pid and m["comm"]), None)
+    return command(list(reversed(lines[:block.start]))) or command(lines[block.end:])
+
+
 def _kernel_thread_of(block: Block) -> Optional[str]:
     """The kernel thread a one-process listing (`perf top -p N`: `(target_pid: N)` in its header)
     is of, when it lists a function only that thread runs: its main loop (rule AB3).
@@ -556,9 +577,11 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
     pid = next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+    if pid is None:
+        # rule CC1: perf top's own header names the process it samples
+        pid = next((m["pid"] for m in map(TARGET_PID.search, [*above, *lines[block.start:block.start + 3]]) if m), None)
     if task is None and pid is not None:
-        task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
-                     if m and m["pid"] == pid and m["comm"]), None)
+        task = _top_row_command(lines, block, pid)
     if task is None and (any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]])
                          or (_kernel_rows_only(block) and not any(map(ALL_CPUS.search, above)))):
         task = _kernel_thread_of(block)
