@@ -336,15 +336,17 @@ def _busy_kernel_thread(lines: Sequence[str]) -> Optional[str]:
     return busiest[0]
 
 
-def _top_rows(lines: Sequence[str]) -> List[Tuple[str, float, bool]]:
+def _top_rows(lines: Sequence[str], grepped: bool = False) -> List[Tuple[str, float, bool]]:
     """(command, %CPU, kernel thread?) of each row of the `top` task tables pasted: a kernel thread
     has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
-    command back from the next line."""
+    command back from the next line. With `grepped`, also the rows a `top ... | grep` command line
+    cut out of their table (rule CC2): each gives its task's part of one CPU, but being chosen by a
+    pattern they are no table of the host's busy tasks."""
     rows: List[Tuple[str, float, bool]] = []
     in_table = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
     for index, text in enumerate(texts):
-        if TOP_TABLE.match(text) or TOP_GREP.match(text):
+        if TOP_TABLE.match(text) or (grepped and TOP_GREP.match(text)):
             in_table = True
             continue
         if in_table and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
@@ -428,7 +430,7 @@ def kernel_thread_cpu(lines: Sequence[str]) -> Dict[str, float]:
         comm = comm[3:] if comm.startswith("|__") else comm
         taken[comm] = max(taken.get(comm, 0.0), round(cpu / 100, 4))
 
-    for comm, cpu, kernel in _top_rows(lines):
+    for comm, cpu, kernel in _top_rows(lines, grepped=True):
         if kernel:
             note(comm, cpu)
     for table in _pidstat_cpu_tables(lines):
