@@ -414,3 +414,18 @@ def test_rule_cb1_power_tce_table_lock_is_iommu_map():
     other = profile(("sch_direct_xmit;__qdisc_run;_raw_spin_lock_irqsave", 50, {}))
     assert match_playbook(books["iommu-map"], other).matched == 0
     assert match_playbook(books["spinlock-contention"], other).matched == pytest.approx(50)
+
+
+def test_rule_cc3_amd_gpio_handler_body_is_the_demux_of_its_lines():
+    """Rule CC3 (realworld-probe-cc case 2472, the AMD GPIO pin left enabled after resume, as a flat
+    perf top): since late 2021 (5.15-5.16) amd_gpio_irq_handler wraps do_amd_gpio_irq_handler, which
+    the s2idle wake check calls too, so a flat profile lists the handler's time under the body's name;
+    listed beside a flow handler it is the controller's interrupt work (rule AD3's demux), irq-storm's.
+    Alone, without a flow handler beside it, it is not claimed."""
+    books = {b.id: b for b in load_all()}
+    storm = profile(("do_amd_gpio_irq_handler", 31, {}), ("__handle_irq_event_percpu", 12, {}),
+                    ("handle_fasteoi_irq", 3, {}), ("firefox_main", 10, {}), ancestry=False)
+    assert match_playbook(books["irq-storm"], storm).matched == pytest.approx(31 + 12)
+    alone = profile(("do_amd_gpio_irq_handler", 31, {}), ("firefox_main", 10, {}), ancestry=False)
+    assert match_playbook(books["irq-storm"], alone).matched == 0
+

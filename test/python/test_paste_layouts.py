@@ -985,6 +985,35 @@ def test_rule_by1_top_or_pidstat_row_gives_a_background_threads_part_of_one_cpu(
     assert left.busy_thread is None and left.matched == 0
 
 
+def test_rule_cc1_a_one_process_listing_is_the_task_of_the_top_row_with_its_pid_probe_cc_2479():
+    """Rule CC1 (realworld-probe-cc case 2479, whose kswapd at an eighth of a CPU pasted as `perf top`
+    of that one thread): a listing of one process (`(target_pid: 97)` in perf top's header) is the task
+    of the pasted `top` row with that PID, also when the table comes after the listing; kswapd0 at
+    12.6 % of one CPU is then a quiet background thread (rule BY1). The look-alike: the top rows pasted
+    are of other PIDs, so the listing keeps the name of its main loop's thread (rule AB3)."""
+    from flamediag.match import match_playbook
+    from flamediag.playbooks import load_all
+    kswapd = next(b for b in load_all() if b.id == "kswapd-spin")
+    quiet = paste("hand-perf-top-target-pid-top-row-below-rule-cc1-kswapd0-eighth-of-cpu-none-515.txt")
+    assert {r.comm for r in quiet.profile} == {"kswapd0"}
+    assert quiet.profile.thread_cpu["kswapd0"] == pytest.approx(0.126)
+    assert match_playbook(kswapd, quiet.profile).matched == 0
+    other = paste("hand-perf-top-target-pid-other-pid-in-top-rule-cc1-kswapd-spin-515.txt")
+    assert {r.comm for r in other.profile} == {"kswapd"}
+    assert match_playbook(kswapd, other.profile).matched > 0
+
+
+def test_rule_cc2_top_rows_cut_out_by_grep_are_top_rows_probe_cc_2479():
+    """Rule CC2 (realworld-probe-cc case 2479's `top -b -n1 | grep kswapd`): rows of top's task table
+    that grep cut out from their header, under the `top ... | grep` command line that cut them, give
+    each kernel thread's part of one CPU as the table would (rule BY1). The look-alike: `ps aux | grep`
+    rows, whose %CPU is the average since the thread started, are not read."""
+    grepped = paste("hand-top-grep-rows-rule-cc2-kswapd0-eighth-of-cpu-sort-comm-sym-none-515.txt")
+    assert grepped.profile.thread_cpu == {"kswapd0": pytest.approx(0.129), "nfsd": pytest.approx(0.013)}
+    ps = paste("hand-ps-aux-grep-rule-cc2-lifetime-cpu-not-top-kswapd-spin-515.txt")
+    assert ps.profile.thread_cpu == {}
+
+
 def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv_2390():
     """Rule CB2 (realworld-probe-bv case 2390, a commit message quoting the flat rows and then the
     top entry again with its call graph): an entry printed a second time with every column equal (share

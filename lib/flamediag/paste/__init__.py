@@ -57,8 +57,11 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
 TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
+# `top` rows cut out of their table by grep (`top -b -n1 | grep kswapd`, rule CC2): the command line
+# stands where the header would, so the rows under it are the task table's rows
+TOP_GREP = re.compile(r"^(?:[$#]\s*)?(?:sudo\s+)?top\s+(?:-\S+\s+)*-\S*b\S*(?:\s+-\S+)*(?:\s+\d+)?\s*\|\s*e?grep\b")
 # perf top's header when it samples one process (`perf top -p 411`): `(target_pid: 411)`
-TARGET_PID = re.compile(r"\(target_pid:\s*\d+\)")
+TARGET_PID = re.compile(r"\(target_pid:\s*(?P<pid>\d+)\)")
 # the main loops only one kernel thread runs: a one-process listing holding one is that thread's (rule AB3)
 THREAD_LOOPS = {"kswapd": frozenset({"kswapd", "balance_pgdat", "kswapd_shrink_node", "kswapd_shrink_zone"})}
 # `perf record -a`, `perf top --all-cpus`: a system-wide listing, whatever its rows (rule AM1)
@@ -290,7 +293,11 @@ BUSY_CPU = 50.0
 BUSY_SHARE = 0.8
 
 
-TopRow = Tuple[str, float, bool]
+class TopRow(NamedTuple):
+    comm: str
+    cpu: float              # %CPU: the part of one CPU, times 100
+    kernel: bool            # a kernel thread: no user memory (VIRT, RES and SHR 0)
+    grepped: bool           # cut out of its table by `top ... | grep` (rule CC2)
 
 
 class TaskTables(NamedTuple):
@@ -342,28 +349,31 @@ def _busy_kernel_thread(rows: Sequence[TopRow]) -> Optional[str]:
     ...     " 4410 me   15  0 812m 91m 20m S 9.0 0.1 3:02.11 java"]))
     'events/3'
     """
-    total = sum(cpu for _, cpu, _ in rows)
-    busiest = max(rows, key=lambda row: row[1], default=None)
-    if busiest is None or not busiest[2] or busiest[1] < BUSY_CPU:
+    rows = [row for row in rows if not row.grepped]     # a pattern chose those: no table of busy tasks
+    total = sum(row.cpu for row in rows)
+    busiest = max(rows, key=lambda row: row.cpu, default=None)
+    if busiest is None or not busiest.kernel or busiest.cpu < BUSY_CPU:
         return None
     # kworkers run whatever work items their pool is handed, the same items moving between them:
     # several busy kworkers are one pool doing the workqueue's work (rule AB2)
-    pool = sum(cpu for comm, cpu, kernel in rows if kernel and WORKER.match(comm)) if WORKER.match(busiest[0]) else 0.0
-    if max(busiest[1], pool) < BUSY_SHARE * total:
+    pool = sum(row.cpu for row in rows if row.kernel and WORKER.match(row.comm)) if WORKER.match(busiest.comm) else 0.0
+    if max(busiest.cpu, pool) < BUSY_SHARE * total:
         return None
-    return busiest[0]
+    return busiest.comm
 
 
 def _top_rows(lines: Sequence[str]) -> List[TopRow]:
-    """(command, %CPU, kernel thread?) of each row of the `top` task tables pasted: a kernel thread
-    has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
-    command back from the next line."""
+    """(command, %CPU, kernel thread?, grepped?) of each row of the `top` task tables pasted: a kernel
+    thread has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
+    command back from the next line. Rows a `top ... | grep` command line cut out of their table are
+    marked grepped (rule CC2): each gives its task's part of one CPU, but being chosen by a pattern
+    they are no table of the host's busy tasks."""
     rows: List[TopRow] = []
-    in_table = False
+    in_table = grepped = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
     for index, text in enumerate(texts):
-        if TOP_TABLE.match(text):
-            in_table = True
+        if TOP_TABLE.match(text) or TOP_GREP.match(text):
+            in_table, grepped = True, not TOP_TABLE.match(text)
             continue
         if in_table and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
             continue              # the tail of a row or header that a mail client wrapped (see below)
@@ -378,7 +388,7 @@ def _top_rows(lines: Sequence[str]) -> List[TopRow]:
                 continue
             comm = tail
         kernel = match["virt"] == match["res"] == match["shr"] == "0"
-        rows.append((comm, float(match["cpu"].replace(",", ".")), kernel))
+        rows.append(TopRow(comm, float(match["cpu"].replace(",", ".")), kernel, grepped))
     return rows
 
 
@@ -449,9 +459,9 @@ def kernel_thread_cpu(tables: TaskTables) -> Dict[str, float]:
         comm = comm[3:] if comm.startswith("|__") else comm
         taken[comm] = max(taken.get(comm, 0.0), round(cpu / 100, 4))
 
-    for comm, cpu, kernel in tables.top:
-        if kernel:
-            note(comm, cpu)
+    for row in tables.top:
+        if row.kernel:
+            note(row.comm, row.cpu)
     for table in tables.pidstat:
         for row in table:
             if row.get("%CPU") is None or not row.get("command"):
@@ -514,6 +524,24 @@ def _name_commandless(block: Block, name: str, kernel_only: bool = False) -> Non
         key = (name if not comm and not (kernel_only and sym in user) else comm, sym)
         through[key] = max(through.get(key, 0.0), weight)
     block.through = through
+
+
+def _top_row_command(lines: Sequence[str], block: Block, pid: str) -> Optional[str]:
+    """Rule CC1: the command of the pasted `top` row with the PID a one-process listing samples
+    (`perf top -p 97`, `(target_pid: 97)`), the nearest above the listing first, else the first below
+    it: a ticket gives the process table before or after the profile of one of its tasks, and a PID
+    names one task on the host whichever comes first.
+
+    >>> b = Block("perf-top", 2, 4)
+    >>> rows = ["   97 root      20   0       0      0      0 S  12.6   0.0 12:11.31 kswapd0"]
+    >>> _top_row_command(["perf top -p 97", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "97")
+    'kswapd0'
+    >>> _top_row_command(["perf top -p 98", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "98") is None
+    True
+    """
+    def command(texts: Sequence[str]) -> Optional[str]:
+        return next((m["comm"] for m in map(TOP_ROW.match, texts) if m and m["pid"] == pid and m["comm"]), None)
+    return command(list(reversed(lines[:block.start]))) or command(lines[block.end:])
 
 
 def _kernel_thread_of(block: Block) -> Optional[str]:
@@ -580,9 +608,11 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
     pid = next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+    if pid is None:
+        # rule CC1: perf top's own header names the process it samples
+        pid = next((m["pid"] for m in map(TARGET_PID.search, [*above, *lines[block.start:block.start + 3]]) if m), None)
     if task is None and pid is not None:
-        task = next((m["comm"] for m in map(TOP_ROW.match, reversed(lines[:block.start]))
-                     if m and m["pid"] == pid and m["comm"]), None)
+        task = _top_row_command(lines, block, pid)
     if task is None and (any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]])
                          or (_kernel_rows_only(block) and not any(map(ALL_CPUS.search, above)))):
         task = _kernel_thread_of(block)
