@@ -331,6 +331,41 @@ def test_rule_ca1_lock_inside_an_unlisted_shrinker_callback_is_not_kswapds():
     assert match_playbook(books["kswapd-spin"], own_work).matched == 10
 
 
+def test_rule_cd1_kworker_spinning_on_a_sleeping_lock_owner_waits_for_the_lock():
+    """Rule CD1 (realworld-probe-cd case 2492, io_uring's async kworkers writing one file, all spinning
+    on its i_rwsem): a work item whose stack ends in a mutex / rwsem owner spin (osq_lock,
+    rwsem_spin_on_owner, mutex_spin_on_owner) waits for that lock, so kworker-storm leaves those
+    samples to mutex-spinning; the workers' own work beside them stays kworker-storm's."""
+    books = {b.id: b for b in load_all()}
+    work = "ret_from_fork;kthread;worker_thread;process_one_work;iomap_dio_complete_work;xfs_dio_write_end_io;"
+    spin = work + "xfs_iomap_write_unwritten;xfs_ilock;down_write;rwsem_down_write_slowpath;rwsem_optimistic_spin;osq_lock"
+    own = work + "xfs_iomap_write_unwritten;xfs_bmapi_write"
+    prof = profile((spin, 40, {"comm": "kworker/12:1"}), (own, 10, {"comm": "kworker/7:0"}))
+    assert match_playbook(books["kworker-storm"], prof).matched == 10
+    assert match_playbook(books["mutex-spinning"], prof).matched == 40
+
+
+def test_rule_cd2_children_listing_identifies_the_lock_taker_by_its_children():
+    """Rule CD2 (realworld-probe-cd case 2491, a --children listing of will-it-scale page_fault1 with
+    large folios): the lruvec lock taker (folio_lruvec_lock_irqsave, 0.4 % Self, 49.7 % Children)
+    identifies its path by its Children, which enclose the 48.7 % spin lock, so the lock is
+    lru-lock-contention's and not memcg-charge's, whose counter row beside it weighs 2.6 %."""
+    from flamediag.flatclaims import flat_claims
+    books = [b for b in load_all() if b.id in ("lru-lock-contention", "memcg-charge")]
+    prof = Profile(ancestry=False, percent_of=100.0)
+    rows = (("native_queued_spin_lock_slowpath", 48.66, 48.66), ("folio_lruvec_lock_irqsave", 0.37, 49.71),
+            ("folio_batch_move_lru", 1.42, 51.88), ("__mod_memcg_lruvec_state", 2.61, 2.61))
+    for name, own, children in rows:
+        prof.add([Frame(name, "kernel")], own, comm="page_fault1_pro")
+        prof.through[("page_fault1_pro", name)] = children
+    claims = flat_claims(books, prof)
+    lock = next(r for r in prof if r.frames[0].name == "native_queued_spin_lock_slowpath")
+    assert claims[id(lock)].playbooks == ("lru-lock-contention",)
+    prof.through.clear()                      # the same rows without their Children: Self decides
+    claims = flat_claims(books, prof)
+    assert claims[id(lock)].playbooks == ("memcg-charge",)
+
+
 def test_rule_ca2_kworker_inside_the_610_aes_xts_code_is_encrypting_not_a_storm():
     """Rule CA2 (realworld-probe-ca case 2459, dm-crypt's kcryptd workers in aes_xts_decrypt_vaes_avx10_256
     on 6.9/6.10): the 6.10+ x86 AES-XTS / AES-GCM / AES-CTR routines are kworker-storm's `io_data`, as
