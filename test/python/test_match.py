@@ -292,25 +292,6 @@ def test_rule_bw1_hv_netvsc_receive_handlers_are_receive_work_vmbus_ring_helpers
     assert match_playbook(books["nic-softirq"], shared).matched == 0
 
 
-def test_rule_cg1_gve_dqo_poll_and_receive_routines_are_receive_work_tx_cleanup_is_not():
-    """Rule CG1 (realworld-probe-cg case 2529: a GCE VM whose gVNIC queue interrupts all landed on
-    CPU 0, perf top -C 0 without a CPU column): gVNIC's DQO-format NAPI poll (gve_napi_poll_dqo) and the
-    receive routines that only a gve poll calls (gve_rx_poll_dqo, gve_rx_dqo; gve_rx_poll,
-    gve_clean_rx_done, gve_rx for the GQI format) are the NIC's receive work in a flat listing, as
-    gve_napi_poll itself is. The look-alike: gve's transmit path and TX completion cleanup
-    (gve_tx_dqo, gve_clean_tx_done_dqo), the send side of an upload, stay unclaimed."""
-    books = {b.id: b for b in load_all()}
-    flat = Profile(ancestry=False)
-    for name, weight in (("gve_rx_dqo", 9), ("gve_rx_poll_dqo", 7), ("gve_napi_poll_dqo", 3),
-                         ("gve_rx_poll", 2), ("gve_clean_rx_done", 1), ("gve_rx", 1), ("tcp_v4_rcv", 4)):
-        flat.add([Frame(name, "kernel")], weight)
-    assert match_playbook(books["nic-softirq"], flat).matched == 23
-    send = Profile(ancestry=False)
-    for name, weight in (("gve_tx_dqo", 9), ("gve_clean_tx_done_dqo", 8), ("gve_tx_add_skb_no_copy_dqo", 4),
-                         ("tcp_sendmsg_locked", 6)):
-        send.add([Frame(name, "kernel")], weight)
-    assert match_playbook(books["nic-softirq"], send).matched == 0
-
 def test_a_kernel_threads_function_names_a_stack_without_a_command():
     """Rule B4 (realworld-probe-b case 806: `perf record -g -p $(pgrep kswapd0)`, report without a
     Command column): `kthread -> kswapd` is the kswapd thread, so the comm-bound kswapd-spin playbook
