@@ -227,6 +227,20 @@ def test_rule_ar1_kernel_dominant_signature_is_medium_at_a_modest_share():
     assert conf(8, 0, 92) == "low"
 
 
+def _first_finding(fixture: str, **bounds):
+    """The paste fixture's profile and its first finding as (id, confidence, matched), scored with
+    the bounds given (cpu_window, interrupt_cpus) and no facts."""
+    from pathlib import Path
+    from flamediag.match import match_all
+    from flamediag.paste import read_paste
+    from flamediag.playbooks import load_all
+    paste = Path(__file__).resolve().parents[1] / "fixtures" / "paste" / f"{fixture}.txt"
+    profile = read_paste(paste.read_text()).profile
+    findings, _ = score_all(match_all(load_all(), profile), StubFacts({}), len(profile.cpus()), **bounds)
+    first = findings[0]
+    return profile, (first.match.playbook.id, first.confidence, first.match.matched)
+
+
 def test_rule_bz1_a_finding_under_half_a_cpu_of_the_window_is_no_cpu_spike():
     """Rule BZ1 (a variant of realworld-probe-bx case 2428: an idle host as a bcc profile, its NIC's
     interrupts most of the few busy samples, nic-softirq at medium, a false alarm): where the banner
@@ -234,26 +248,20 @@ def test_rule_bz1_a_finding_under_half_a_cpu_of_the_window_is_no_cpu_spike():
     than half of one CPU is capped at low, whatever share of the busy samples it holds; the same
     layout with one receive queue saturating a CPU keeps nic-softirq at medium. Without a window
     nothing changes, and playbooks whose cost is not busy CPU (`takes_cpu: false`) are not judged so."""
-    from pathlib import Path
-    from flamediag.match import match_all
-    from flamediag.paste import read_paste
     from flamediag.playbooks import load_all
     from flamediag.scoring import SPIKE_CPU
-    paste_dir = Path(__file__).resolve().parents[1] / "fixtures" / "paste"
-    books = load_all()
 
     def top(name, keep_window=True):
-        profile = read_paste((paste_dir / f"{name}.txt").read_text()).profile
+        profile = _first_finding(name)[0]
         window = profile.cpu_window if keep_window else None
-        findings, _ = score_all(match_all(books, profile), StubFacts({}), len(profile.cpus()), cpu_window=window)
-        return window, [(f.match.playbook.id, f.confidence, f.match.matched) for f in findings][0]
+        return window, _first_finding(name, cpu_window=window)[1]
 
     window, (pb, confidence, matched) = top("hand-bcc-profile-rule-bz1-idle-host-nic-interrupts-415")
     assert window == 2970.0 and pb == "nic-softirq" and confidence == "low" and matched < 0.2 * window
     assert top("hand-bcc-profile-rule-bz1-idle-host-nic-interrupts-415", keep_window=False)[1][:2] == ("nic-softirq", "medium")
     window, (pb, confidence, matched) = top("hand-bcc-profile-rule-bz1-one-rx-queue-saturates-one-cpu-415")
     assert (pb, confidence) == ("nic-softirq", "medium") and matched > SPIKE_CPU * window
-    exempt = sorted(b.id for b in books if b.signature["takes_cpu"] is False)
+    exempt = sorted(b.id for b in load_all() if b.signature["takes_cpu"] is False)
     assert exempt == ["cpu-power-saving", "slow-clocksource", "tcp-retransmit", "xen-netfront"]
 
 
@@ -265,19 +273,12 @@ def test_rule_cf1_softirq_finding_on_a_machine_with_under_half_a_cpu_of_interrup
     half a CPU in all, no CPU can be saturated by receive softirq, so nic-softirq (`context: softirq`)
     is capped at low; the same layout with one queue saturating a CPU of 16 (6.5 % si, a whole CPU)
     keeps it at medium. A `ksoftirqd/N` name only bounds the count from below, which says nothing."""
-    from pathlib import Path
-    from flamediag.match import match_all
     from flamediag.paste import read_paste
-    from flamediag.playbooks import load_all
     from flamediag.scoring import SPIKE_CPU
-    paste_dir = Path(__file__).resolve().parents[1] / "fixtures" / "paste"
-    books = load_all()
 
     def top(name, keep=True):
-        profile = read_paste((paste_dir / f"{name}.txt").read_text()).profile
-        bound = profile.interrupt_cpus if keep else None
-        findings, _ = score_all(match_all(books, profile), StubFacts({}), len(profile.cpus()), interrupt_cpus=bound)
-        return profile.interrupt_cpus, [(f.match.playbook.id, f.confidence) for f in findings][0]
+        bound = _first_finding(name)[0].interrupt_cpus
+        return bound, _first_finding(name, interrupt_cpus=bound if keep else None)[1][:2]
 
     spread = "hand-top-perftop-comm-rule-cf1-rss-receive-under-half-a-cpu-of-16-none-418"
     (cpus, said), first = top(spread)
