@@ -213,8 +213,7 @@ def read_paste(text: str) -> PasteResult:
     skipped = sum(1 for i, line in enumerate(lines) if line.strip() and i not in covered)
     result = _result(blocks, sections, skipped)
     result.profile.thread_cpu = threads
-    result.profile.interrupt_cpus = next(filter(None, (interrupt_cpus(text_lines, sections)
-                                                       for text_lines in [lines, *others])), None)
+    result.profile.interrupt_cpus = interrupt_cpus([lines, *others], sections)
     return result
 
 

@@ -18,12 +18,12 @@ most.
 Receive work run in a NAPI kthread (`napi/eth0-...`, `napi_threaded_poll`, 5.12+) is process time
 (%sys), not softirq: where a paste shows one, nothing is said.
 
-    >>> cpus, text = interrupt_cpus(["%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st",
-    ...                              "   0.36%  kworker/u24:3-f  [k] ext4_bio_write_page"])
+    >>> cpus, text = interrupt_cpus([["%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st",
+    ...                               "   0.36%  kworker/u24:3-f  [k] ext4_bio_write_page"]])
     >>> round(cpus, 3), text
     (0.432, "top's %Cpu(s) line gives 3.6 % of every CPU's time to hard and soft interrupts, on 12 CPUs at most (an unbound kworker's pool u24): 43 % of one CPU in all")
-    >>> interrupt_cpus(["%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st",
-    ...                 "     22 root      20   0       0      0      0 S   4.0   0.0   0:06.13 ksoftirqd/5"]) is None
+    >>> interrupt_cpus([["%Cpu(s):  2.9 us,  2.3 sy,  0.0 ni, 90.8 id,  0.4 wa,  0.0 hi,  3.6 si,  0.0 st",
+    ...                  "     22 root      20   0       0      0      0 S   4.0   0.0   0:06.13 ksoftirqd/5"]]) is None
     True
 """
 from __future__ import annotations
@@ -50,12 +50,20 @@ UNBOUND_WORKER = re.compile(r"\bkworker/u(?P<pool>\d+):\d+")
 THREADED_NAPI = re.compile(r"\bnapi_threaded_poll\b|\bnapi/\S")
 
 
-def interrupt_cpus(lines: Sequence[str], sections: Optional[Dict[str, str]] = None) -> Optional[Tuple[float, str]]:
-    """(CPUs' worth of hard and soft interrupt time over the whole machine, at most; what says so),
-    or None when the paste lacks the share, an upper bound on the CPUs, or shows threaded NAPI."""
+def interrupt_cpus(layouts: Iterable[Sequence[str]], sections: Optional[Dict[str, str]] = None
+                   ) -> Optional[Tuple[float, str]]:
+    """(CPUs' worth of hard and soft interrupt time over the whole machine, at most; what says so)
+    from the first of the paste's layouts (`unwrap.layouts`) that gives it, or None when the paste
+    lacks the share, an upper bound on the CPUs, or shows threaded NAPI. The mpstat section is the
+    same in every layout, so it is read once."""
+    mpstat_shares = _mpstat_shares((sections or {}).get("mpstat"))
+    return next(filter(None, (_interrupt_cpus(lines, mpstat_shares) for lines in layouts)), None)
+
+
+def _interrupt_cpus(lines: Sequence[str], mpstat_shares: List[Tuple[float, str]]) -> Optional[Tuple[float, str]]:
     if any(THREADED_NAPI.search(line) for line in lines):
         return None
-    share = _highest_share(lines, (sections or {}).get("mpstat"))
+    share = _highest_share(lines, mpstat_shares)
     bound = cpu_bound(lines)
     if share is None or bound is None:
         return None
@@ -87,10 +95,10 @@ def cpu_bound(lines: Iterable[str]) -> Optional[Tuple[int, str]]:
     return max(counts, key=lambda count: count[0]) if counts else None
 
 
-def _highest_share(lines: Sequence[str], mpstat_text: Optional[str]) -> Optional[Tuple[float, str]]:
+def _highest_share(lines: Sequence[str], mpstat_shares: List[Tuple[float, str]]) -> Optional[Tuple[float, str]]:
     """The highest machine-wide hard + soft interrupt share (percent) pasted: top's summary lines, the
-    `all` rows of mpstat or `sar -u ALL`. The highest, so that no reading can be larger."""
-    readings: List[Tuple[float, str]] = []
+    `all` rows of mpstat or `sar -u ALL` (`mpstat_shares`). The highest, so that no reading can be larger."""
+    readings: List[Tuple[float, str]] = list(mpstat_shares)
     for index, line in enumerate(lines):
         found = TOP_SUMMARY.match(line)
         rest = found["rest"] + " " + _wrapped_tail(lines, index) if found else ""
@@ -98,13 +106,17 @@ def _highest_share(lines: Sequence[str], mpstat_text: Optional[str]) -> Optional
                             TOP_FIELD.findall(rest)}
         if fields and "soft" in fields and "idle" in fields:
             readings.append((fields["soft"] + fields.get("irq", 0.0), "top's %Cpu(s) line"))
-    if mpstat_text:
-        parsed = mpstat.parse(mpstat_text)
-        rows = [interval["cpus"].get("all") for interval in parsed["intervals"]]
-        rows.append(parsed["reported_average"].get("all"))
-        readings += [(row["soft"] + row.get("irq", 0.0), "mpstat's all row") for row in rows
-                     if row and "soft" in row]
     return max(readings, key=lambda reading: reading[0]) if readings else None
+
+
+def _mpstat_shares(mpstat_text: Optional[str]) -> List[Tuple[float, str]]:
+    """The hard + soft interrupt share (percent) of each `all` row of the paste's mpstat section."""
+    if not mpstat_text:
+        return []
+    parsed = mpstat.parse(mpstat_text)
+    rows = [interval["cpus"].get("all") for interval in parsed["intervals"]]
+    rows.append(parsed["reported_average"].get("all"))
+    return [(row["soft"] + row.get("irq", 0.0), "mpstat's all row") for row in rows if row and "soft" in row]
 
 
 def _wrapped_tail(lines: Sequence[str], index: int) -> str:
