@@ -30,12 +30,16 @@ FRAG_MIB=1024
 
 # The expected finding needs THP faults entering direct compaction. If the bundle shows none
 # (compact_stall +0) the kernel found free 2 MiB blocks despite the reservation: skip with the
-# numbers rather than fail flamediag for the kernel's choice.
+# numbers rather than fail flamediag for the kernel's choice. Any other miss fails, and its
+# reason carries the THP counters of the window.
 lab_explain_miss() {
 	local bundle=$1 stall fallback
 	stall=$(lab_vmstat_delta "$bundle" compact_stall)
 	fallback=$(lab_vmstat_delta "$bundle" thp_fault_fallback)
-	[ "$stall" -eq 0 ] || return 1
+	if [ "$stall" -ne 0 ]; then
+		echo "MISS: thp-compaction: window counters compact_stall +$stall, compact_fail +$(lab_vmstat_delta "$bundle" compact_fail), thp_fault_alloc +$(lab_vmstat_delta "$bundle" thp_fault_alloc), thp_fault_fallback +$fallback" >&2
+		return 1
+	fi
 	echo "SKIP: thp-compaction: THP faults never entered direct compaction on this kernel (compact_stall +0, thp_fault_fallback +$fallback) although no free 2 MiB block was left; playbook thp-compaction needs that stall" >&2
 	exit 77
 }

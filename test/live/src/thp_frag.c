@@ -5,7 +5,8 @@
  *    for them), frees one arena and mlock()s the other, so free memory is holes of
  *    single pages. With vm.compact_unevictable_allowed=0 compaction cannot move the
  *    locked pages, so it scans and fails again and again (a real compaction stall).
- * 2. Taker (THP_FRAG_TAKE_MIB): holds the remaining free 2 MiB blocks as huge pages.
+ * 2. Taker (THP_FRAG_TAKE_MIB): holds the remaining free 2 MiB blocks as huge pages, and
+ *    again before every faulting round, for blocks freed later by other jobs.
  *    On a host with much free memory the caller first takes most of it as hugetlb pages
  *    (vm.nr_hugepages, see thp-compaction.sh): touching it all would take minutes.
  * 3. Faulter: keeps mapping, touching and unmapping MADV_HUGEPAGE regions: each fault
@@ -27,6 +28,7 @@
 
 #define HUGE (2UL << 20)
 #define TAKE_FLOOR_MIB 384	/* free memory the taker never goes below (plus one 128 MiB step) */
+#define RETAKE_MIB 512		/* blocks held per faulting round, at most */
 
 static long page;
 
@@ -99,11 +101,11 @@ static long mem_free_mib(void)
  * floor_mib of free memory: while other jobs free memory, new blocks keep appearing, THP
  * faults that fall back to small pages eat the holes, and taking on until no block is left
  * drove free memory to zero and the OOM killer picked this process. */
-static void take_free_blocks(long max_mib, long floor_mib)
+static void take_free_blocks(long max_mib, long step_blocks, long floor_mib)
 {
 	for (long taken = 0; taken < max_mib / 2 && free_huge_blocks() > 0 &&
-	     mem_free_mib() > floor_mib + 128; taken += 64)
-		touch(map_region(64 * HUGE, MADV_HUGEPAGE), 64 * HUGE);
+	     mem_free_mib() > floor_mib + 128; taken += step_blocks)
+		touch(map_region(step_blocks * HUGE, MADV_HUGEPAGE), step_blocks * HUGE);
 }
 
 int main(int argc, char **argv)
@@ -120,12 +122,19 @@ int main(int argc, char **argv)
 	}
 	fragment((size_t)frag_mib << 20);
 	if (getenv("THP_FRAG_TAKE_MIB"))
-		take_free_blocks(atol(getenv("THP_FRAG_TAKE_MIB")), TAKE_FLOOR_MIB);
+		take_free_blocks(atol(getenv("THP_FRAG_TAKE_MIB")), 64, TAKE_FLOOR_MIB);
 	printf("ready\n");
 	fflush(stdout);
 	end = time(NULL) + seconds;
 	while (time(NULL) < end) {
-		char *p = map_region(16 * HUGE, MADV_HUGEPAGE);
+		char *p;
+
+		/* 2 MiB blocks that appear later (other jobs exiting, memory a lazily initialising
+		 * kernel hands over late) would let every fault below map a huge page without
+		 * compacting: hold them first, one block at a time so no fallback eats the holes */
+		if (getenv("THP_FRAG_TAKE_MIB"))
+			take_free_blocks(RETAKE_MIB, 1, TAKE_FLOOR_MIB);
+		p = map_region(16 * HUGE, MADV_HUGEPAGE);
 		touch(p, 16 * HUGE);
 		munmap(p, 16 * HUGE);
 		if (pause_us > 0)
