@@ -476,6 +476,14 @@ ${RING[$((TICK % RING_SLOTS)):proc.stat]}"
 	fi
 }
 
+# perf_window_end -> where the bundle's samples end: --post seconds after the trigger, or
+# earlier when the window was stopped early. On a busy host the post window starts and ends
+# seconds late (bundle directory, start snapshots); the samples keep to the promised window.
+perf_window_end() {
+	awk -v t="$TRIGGER_EPOCH" -v p="$OPT_POST" -v e="$WINDOW_END_EPOCH" \
+		'BEGIN { if (e + 0 < t + p) print e; else printf "%.6f\n", t + p }'
+}
+
 # perf_ring_entry -> dump the ring into perf/perf.data and record perf.record
 perf_ring_entry() {
 	local data=$BUNDLE_DIR/perf/perf.data status=ok reason="" fix="" log=$BUNDLE_DIR/perf/record.log
@@ -542,7 +550,7 @@ write_bundle() {
 	write_series
 	say "Packing: once-only collectors, perf script, SHA256SUMS, tar (nice 19, ionice idle)"
 	run_phase once
-	FLAMEDIAG_PERF_TIME="$WINDOW_START,$WINDOW_END_EPOCH" perf_script
+	FLAMEDIAG_PERF_TIME="$WINDOW_START,$(perf_window_end)" perf_script
 	perf_archive
 	check_coverage
 	times >"$STATE_DIR/times"
