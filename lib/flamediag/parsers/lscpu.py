@@ -19,6 +19,7 @@ from typing import List
 
 from ._builder import builds
 from ._common import integer, key_value_lines
+from ._cpucount import LSCPU_FIELD
 
 COLLECTORS = ("lscpu",)
 
@@ -26,7 +27,7 @@ COLLECTORS = ("lscpu",)
 def parse(text: str) -> dict:
     notes: List[str] = []
     values = key_value_lines(text, notes)
-    return {"values": values, "cpus": integer(values.get("CPU(s)", "")), "notes": notes}
+    return {"values": values, "cpus": integer(values.get(LSCPU_FIELD, "")), "notes": notes}
 
 
 @builds("cpus")

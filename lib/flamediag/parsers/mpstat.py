@@ -25,19 +25,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Dict, List, Optional
 
 from . import procstat
 from ._builder import builds
 from ._common import add_note, lines, number
+from ._cpucount import SYSSTAT_BANNER
 
 COLLECTORS = ("mpstat", "mpstat.json")
 LOST_WITHOUT = {"mpstat": "per-CPU %sys/%soft unknown"}  # said when absent (and no /proc/stat fallback)
 FACT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "idle")
 
 RENAME = {"user": "usr", "system": "sys"}
-_BANNER = re.compile(r"^Linux\s+\S+.*\((\d+) CPU\)")
 
 
 def parse(text: str) -> dict:
@@ -61,9 +60,9 @@ def _parse_text(text: str, notes: List[str]) -> dict:
         tokens = line.split()
         if not tokens:
             continue
-        banner = _BANNER.match(line)
+        banner = SYSSTAT_BANNER.match(line)
         if banner:
-            result["cpus"] = int(banner.group(1))
+            result["cpus"] = int(banner["n"])
             continue
         if "CPU" in tokens:
             columns = _header(tokens, notes)

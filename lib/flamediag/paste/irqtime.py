@@ -10,10 +10,10 @@ softirq can never take more than that. The count must be an upper bound for that
 Upper bounds a ticket gives (rule CF1, counts the tools print): sysstat's banner (`Linux 5.10.0-9-amd64
 (host)  11/27/2021  _x86_64_  (12 CPU)`, every CPU the system has, offline ones too), perf top's header
 (`(all, 12 CPUs)`, the online CPUs it samples), perf report's `# nrcpus online : 12` and lscpu's
-`CPU(s):  12`. Rule CF2: an unbound kworker's name (`kworker/u24:3`) carries its worker pool's id, and
-the kernel numbers the per-CPU pools first, two for each possible CPU (normal and high priority; 6.9
-added two BH pools more), so an unbound pool's id is at least twice the CPUs: `u24` means 12 CPUs at
-most.
+`CPU(s):  12` (the patterns: parsers/_cpucount.py, shared with the mpstat and lscpu parsers). Rule CF2:
+an unbound kworker's name (`kworker/u24:3`) carries its worker pool's id, and the kernel numbers the
+per-CPU pools first, two for each possible CPU (normal and high priority; 6.9 added two BH pools more),
+so an unbound pool's id is at least twice the CPUs: `u24` means 12 CPUs at most.
 
 Receive work run in a NAPI kthread (`napi/eth0-...`, `napi_threaded_poll`, 5.12+) is process time
 (%sys), not softirq: where a paste shows one, nothing is said.
@@ -32,19 +32,13 @@ import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..parsers import mpstat
+from ..parsers._cpucount import PASTE_COUNTS
 from ..text import pct
 from .sections import TOP_COLUMNS, TOP_FIELD
 
 # procps-ng `%Cpu(s):  2.9 us, ... 0.0 hi,  3.6 si`, procps 3.2 `Cpu(s):  2.9%us, ... 3.6%si`, BusyBox
 # `CPU:   0% usr   0% sys ...   0% irq   3% sirq` (no CPU number: the whole machine)
 TOP_SUMMARY = re.compile(r"^[\s>|]*(?:%?Cpu\(s\)|CPU)\s*:(?P<rest>.*)$", re.IGNORECASE)
-# where the tools print the CPU count (rule CF1)
-COUNTS = (
-    (re.compile(r"^[\s>|]*Linux\s+\S+.*\((?P<n>\d+) CPU\)\s*$"), "sysstat's banner"),
-    (re.compile(r"\(all,\s*(?P<n>\d+)\s+CPUs?\)"), "perf top's header"),
-    (re.compile(r"^[\s>|]*#\s*nrcpus online\s*:\s*(?P<n>\d+)\s*$"), "perf report's header"),
-    (re.compile(r"^[\s>|]*CPU\(s\):\s*(?P<n>\d+)\s*$"), "lscpu"),
-)
 # rule CF2: an unbound workqueue worker, `kworker/u<pool id>:<worker id>` (3.9+)
 UNBOUND_WORKER = re.compile(r"\bkworker/u(?P<pool>\d+):\d+")
 THREADED_NAPI = re.compile(r"\bnapi_threaded_poll\b|\bnapi/\S")
@@ -85,7 +79,7 @@ def cpu_bound(lines: Iterable[str]) -> Optional[Tuple[int, str]]:
     counts: List[Tuple[int, str]] = []
     pools: List[int] = []
     for line in lines:
-        for pattern, name in COUNTS:
+        for pattern, name in PASTE_COUNTS:      # where the tools print the CPU count (rule CF1)
             found = pattern.search(line)
             if found and int(found["n"]) > 0:
                 counts.append((int(found["n"]), name))
