@@ -1014,6 +1014,25 @@ def test_rule_cc2_top_rows_cut_out_by_grep_are_top_rows_probe_cc_2479():
     assert ps.profile.thread_cpu == {}
 
 
+def test_rule_ci1_a_kswapd_loop_listing_is_the_one_kswapd_thread_top_shows_probe_ci_2573():
+    """Rule CI1 (realworld-probe-ci case 2573, kswapd0's ordinary background reclaim during a large copy,
+    pasted as `top` and a kernel-only `perf report --sort sym` of kswapd): a one-thread listing named by
+    its main loop (balance_pgdat: kswapd, rule AB3) is the thread of that family the pasted `top` rows
+    show, when they show one: kswapd0 at 17 % of one CPU is then a quiet background thread (rule BY1).
+    The look-alike: top shows kswapd0 and kswapd1, so the listing could be either node's and keeps the
+    loop's name."""
+    from flamediag.match import match_playbook
+    from flamediag.playbooks import load_all
+    kswapd = next(b for b in load_all() if b.id == "kswapd-spin")
+    quiet = paste("hand-top-perf-report-sort-sym-rule-ci1-kswapd0-sixth-of-cpu-kernel-rows-none-419.txt")
+    assert {r.comm for r in quiet.profile} == {"kswapd0"}
+    assert quiet.profile.thread_cpu["kswapd0"] == pytest.approx(0.169)
+    assert match_playbook(kswapd, quiet.profile).matched == 0
+    two = paste("hand-top-perf-report-sort-sym-rule-ci1-kswapd0-kswapd1-two-nodes-stays-generic-kswapd-spin-419.txt")
+    assert {r.comm for r in two.profile} == {"kswapd"}
+    assert match_playbook(kswapd, two.profile).matched > 0
+
+
 def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv_2390():
     """Rule CB2 (realworld-probe-bv case 2390, a commit message quoting the flat rows and then the
     top entry again with its call graph): an entry printed a second time with every column equal (share

@@ -556,6 +556,28 @@ def _kernel_thread_of(block: Block) -> Optional[str]:
     return next((thread for thread, loop in THREAD_LOOPS.items() if not loop.isdisjoint(names)), None)
 
 
+def _top_thread_of_family(lines: Sequence[str], family: str) -> Optional[str]:
+    """Rule CI1: the pasted `top` row's thread of the family a one-thread listing's main loop names
+    (rule AB3: `balance_pgdat` is kswapd's), when the rows show exactly one thread of it: kswapd runs
+    one thread per NUMA node (kswapd0, kswapd1 ...), and the one the table shows is the one whose
+    work the listing holds, as a PID would say (rule CC1). With several of them shown the listing
+    could be any one's, and it keeps the loop's name; so does a listing whose PID no row has (its
+    thread is another one than those shown).
+
+    >>> rows = ["   86 root      20   0       0      0      0 S  16.9   0.0   1:52.83 kswapd0",
+    ...         " 9412 root      20   0    8392   2512   2128 D  31.2   0.0   5:41.27 cp"]
+    >>> _top_thread_of_family(rows, "kswapd")
+    'kswapd0'
+    >>> _top_thread_of_family(rows + ["  412 root      20   0       0      0      0 R  99.3   0.0   1402:11 kswapd1"], "kswapd") is None
+    True
+    >>> _top_thread_of_family(rows[1:], "kswapd") is None
+    True
+    """
+    member = re.compile(rf"^{re.escape(family)}\d+$")
+    found = {m["comm"] for m in map(TOP_ROW.match, lines) if m and m["comm"] and member.match(m["comm"])}
+    return found.pop() if len(found) == 1 else None
+
+
 def _kernel_rows_only(block: Block) -> bool:
     """Rule AM1: a flat listing without a command column whose every row is kernel code is one
     kernel thread's (`perf top -p $(pgrep kswapd1)` with only its rows copied): a system-wide
@@ -615,6 +637,8 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
     if task is None and (any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]])
                          or (_kernel_rows_only(block) and not any(map(ALL_CPUS.search, above)))):
         task = _kernel_thread_of(block)
+        if task is not None and pid is None:   # rule CI1: the node's thread the pasted top rows show
+            task = _top_thread_of_family(lines, task) or task
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         _name_commandless(block, task)
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")
