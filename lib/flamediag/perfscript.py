@@ -427,15 +427,48 @@ class Problems:
         return "skipped " + "; ".join(parts)
 
 
+# A mail client wrapping a stack line at 72-80 columns moves its end to column 0, where perf never
+# starts a line with a DSO in parentheses: `        ffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee`
+# then `([kernel.kallsyms])`, or an address alone then `shrink_node+0xd4 ([kernel.kallsyms])`.
+_DSO = rb"\((?:\[[\w.-]+\]|/[^()\s]*|unknown)\)"
+_WRAPPED_DSO = re.compile(_DSO + rb"[ \t\r]*")
+_WRAPPED_SYMBOL_DSO = re.compile(rb"[^\s()]+ " + _DSO + rb"[ \t\r]*")
+_ADDRESS_ALONE = re.compile(rb"[ \t]+[0-9a-f]{4,16}[ \t\r]*")
+
+
+def _wrapped_tail(head: bytes, line: bytes) -> bool:
+    """Whether `line` is the end of the stack line `head`, wrapped by a mail client (fullmatch)."""
+    if head[:1] not in (b" ", b"\t"):
+        return False
+    if _WRAPPED_DSO.fullmatch(line):
+        return not head.rstrip().endswith(b")")
+    return bool(_ADDRESS_ALONE.fullmatch(head) and _WRAPPED_SYMBOL_DSO.fullmatch(line))
+
+
 def block_lines(block: bytes, first_line: int, problems: Problems) -> Iterator[Tuple[int, bytes]]:
-    """Lines of a block minus comments, blank lines and over-long lines."""
+    """Lines of a block minus comments, blank lines and over-long lines; a stack line's end that a
+    mail client wrapped onto the next line is joined back.
+
+    >>> list(block_lines(b"\\tffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee\\n([kernel.kallsyms])", 1, None))
+    [(1, b'\\tffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee ([kernel.kallsyms])')]
+    >>> [n for n, _ in block_lines(b"\\t7f61a8c2e410 [unknown] (/tmp/perf-28341.map)\\n(unknown)", 1, None)]
+    [1, 2]
+    """
+    held: Optional[Tuple[int, bytes]] = None
     for offset, line in enumerate(block.split(b"\n")):
         if not line or line.startswith(b"#"):
             continue
         if len(line) > MAX_LINE:
             problems.add("over-long lines", first_line + offset)
             continue
-        yield first_line + offset, line
+        if held is not None and line[:1] not in (b" ", b"\t") and _wrapped_tail(held[1], line):
+            held = (held[0], held[1].rstrip() + b" " + line)
+            continue
+        if held is not None:
+            yield held
+        held = (first_line + offset, line)
+    if held is not None:
+        yield held
 
 
 # --- Profile ---------------------------------------------------------------------------------
