@@ -147,7 +147,8 @@ realworld-probe-bx|probe set BX (healthy busy servers and their alarming look-al
 realworld-probe-bi|probe set BI (tenth twin of the corpus, distribution trackers and vendor knowledge bases, kernels 2.6.32-5.4);\
 realworld-probe-ca|probe set CA (twentieth twin of the corpus, fix commits and patch cover letters, kernels 2.6.32-6.12);\
 realworld-probe-bw|probe set BW (nineteenth twin of the corpus, issue trackers and question sites, kernels 3.10-5.15);\
-realworld-probe-cc|probe set CC (twenty-first twin of the corpus, mixed sources, kernels 2.6.18-6.5)
+realworld-probe-cc|probe set CC (twenty-first twin of the corpus, mixed sources, kernels 2.6.18-6.5);\
+realworld-probe-ch|probe set CH (twenty-fourth twin of the corpus, mixed sources, kernels 2.6.18-6.13)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
