@@ -109,12 +109,32 @@ def _excluded(playbook: Playbook, listed: FrozenSet[str], weights: Optional[Dict
     """An exclude pattern applies by co-occurrence: every element has a frame listed; but frames that
     name no path (`named`: every playbook's distinctive frames) exclude only when they weigh at least
     a quarter of the playbook's own identifying frames (rule U2). A path's entry point
-    (`try_to_free_pages`, `zone_reclaim`) has little self time and excludes at any weight."""
+    (`try_to_free_pages`, `zone_reclaim`) has little self time and excludes at any weight.
+    A pattern made only of the signature's `exclude_weighed` sets excludes only when its frames weigh
+    at least as much as the playbook's own identifying frames, named or not (rule CH2: the receive
+    softirq that a storm of NIC interrupts raises is listed beside the hardirq entries; it is the
+    storm's by-product while the interrupt path outweighs it, the NIC's work once it does not).
+
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> demo = parse_playbook(EXAMPLE.replace("patterns: [[lock, _spin_lock]]",
+    ...     "patterns: [[irq]]\\n  distinctive: [irq]\\n  exclude: [[rx]]\\n  exclude_weighed: [rx]").replace(
+    ...     "lock: [", "irq: [handle_irq_event_percpu]\\n  rx: [net_rx_action]\\n  lock: ["), "demo.md")
+    >>> rows = {"handle_irq_event_percpu": 4.8, "net_rx_action": 2.9}
+    >>> _excluded(demo, frozenset(rows), rows, 4.8, frozenset({"net_rx_action"}))
+    False
+    >>> rows = {"handle_irq_event_percpu": 1.1, "net_rx_action": 2.9}
+    >>> _excluded(demo, frozenset(rows), rows, 1.1, frozenset({"net_rx_action"}))
+    True
+    """
+    weighed = frozenset(playbook.signature.get("exclude_weighed") or [])
     for pattern in playbook.signature["exclude"]:
         found = [_names(playbook, [element]) & listed for element in pattern]
         if not all(found):
             continue
         against = frozenset().union(*found)
+        if weights is not None and own > 0 and weighed.issuperset(pattern) \
+                and own >= sum(weights[n] for n in against):
+            continue
         if weights is not None and own > 0 and not (against & named) \
                 and own >= 4 * sum(weights[n] for n in against):
             continue

@@ -40,6 +40,7 @@ SIGNATURE_DEFAULTS = {
     "distinctive": [], "min_share": 0.05, "strong_share": 0.20, "concentration": None,
     "weak_share": None, "companions": [], "beside_threads": {}, "claims": [], "foreign_lockers": [], "foreign_callbacks": [], "own_lockers": [], "own_leaves": [], "lock_frames": [],
     "children_gap": None, "claims_min_ratio": None, "background": None, "takes_cpu": True, "flat_weak": [],
+    "exclude_weighed": [],
 }
 CONCENTRATION_DEFAULTS = {"top_share": 0.5, "top_n": 1, "required": False}
 CHECK_DEFAULTS = {"weight": 0.0, "against": 0.0, "else": None, "value": None, "kind": None}
@@ -264,6 +265,9 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
         if sig.get(key) and not (sig.get("claims") or sig.get("lock_frames")):
             raise PlaybookError(f"{where}: signature.{key} needs signature.claims or signature.lock_frames "
                                 f"(the lock frames whose direct caller is judged)")
+    for element in sig.get("exclude_weighed") or []:
+        if not any(element in pattern for pattern in sig.get("exclude") or []):
+            raise PlaybookError(f"{where}: signature.exclude_weighed element '{element}' is in no signature.exclude pattern")
     for element in sig.get("claims_min_ratio") or {}:
         if element not in (sig.get("claims") or []):
             raise PlaybookError(f"{where}: signature.claims_min_ratio key '{element}' is not in signature.claims")

@@ -464,3 +464,61 @@ def test_rule_cc3_amd_gpio_handler_body_is_the_demux_of_its_lines():
     alone = profile(("do_amd_gpio_irq_handler", 31, {}), ("firefox_main", 10, {}), ancestry=False)
     assert match_playbook(books["irq-storm"], alone).matched == 0
 
+
+
+def test_rule_ch1_port_table_bucket_locks_inside_net_rx_are_lock_contention():
+    """Rule CH1 (realworld-probe-ch case 2541, tens of thousands of sockets bound to one port on
+    distinct addresses, the bind-conflict walk that the bhash2 table shortened): the TCP bind hash
+    bucket lock is shared by every CPU; inet_csk_get_port walks the bucket's owners under it in bind()
+    and the receive softirq takes it in __inet_inherit_port for each accepted child, so spinning on a
+    lock those functions (or the listening / established / UDP port hashes' own functions) take
+    directly is contention on the port table (rule A9), not one CPU's receive work. The look-alike:
+    a lock tcp_v4_rcv takes itself (one socket's own lock) stays the receive work of nic-softirq."""
+    books = {b.id: b for b in load_all()}
+    rx = "secondary_startup_64;cpu_startup_entry;do_idle;__do_softirq;net_rx_action;__napi_poll;process_backlog;" \
+         "__netif_receive_skb_one_core;ipv6_rcv;ip6_input;ip6_protocol_deliver_rcu;tcp_v6_rcv;tcp_check_req;" \
+         "tcp_v6_syn_recv_sock;"
+    prof = profile((rx + "__inet_inherit_port;_raw_spin_lock;native_queued_spin_lock_slowpath", 30,
+                    {"comm": "swapper/42", "context": "softirq"}),
+                   ("entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_bind;__sys_bind;inet6_bind;"
+                    "inet_csk_get_port;_raw_spin_lock_bh;native_queued_spin_lock_slowpath", 20, {"comm": "svc"}),
+                   ("entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_bind;__sys_bind;inet_bind;"
+                    "udp_lib_get_port;_raw_spin_lock_bh", 5, {"comm": "svc"}))
+    assert lock_and_receive_work(books, prof) == (55, 0)
+    own = profile(("ret_from_fork;kthread;run_ksoftirqd;__do_softirq;net_rx_action;ixgbe_poll;ixgbe_clean_rx_irq;"
+                   "napi_gro_receive;__netif_receive_skb_core;ip_rcv;ip_local_deliver;tcp_v4_rcv;_raw_spin_lock",
+                   8, {"comm": "ksoftirqd/0"}))
+    assert lock_and_receive_work(books, own) == (0, 8)
+
+
+def test_rule_ch2_interrupts_outweighing_the_receive_softirq_they_raise_are_irq_storm():
+    """Rule CH2 (realworld-probe-ch case 2555, an out-of-tree igb with InterruptThrottleRate=0 and
+    every queue vector on CPU 0, as a flat `perf report -C 0`): a flat listing shows the receive
+    softirq the NIC's interrupts raise beside their hardirq entries; irq-storm's [net_rx] exclusion
+    (`exclude_weighed`) takes the command only when net_rx_action weighs at least as much as the
+    interrupt path's identifying frames. With NAPI batching the receive work outweighs the interrupts
+    and nic-softirq keeps the listing (the look-alike); one interrupt a packet outweighs it."""
+    books = {b.id: b for b in load_all()}
+    storm = profile(("handle_edge_irq", 11.2, {"comm": "swapper"}), ("handle_irq_event_percpu", 4.8, {"comm": "swapper"}),
+                    ("do_IRQ", 9.6, {"comm": "swapper"}), ("net_rx_action", 2.9, {"comm": "swapper"}),
+                    ("igb_poll", 6.3, {"comm": "swapper"}), ancestry=False)
+    assert match_playbook(books["irq-storm"], storm).matched == pytest.approx(4.8 + 9.6)
+    napi = profile(("handle_edge_irq", 0.6, {"comm": "swapper"}), ("handle_irq_event_percpu", 0.4, {"comm": "swapper"}),
+                   ("do_IRQ", 0.9, {"comm": "swapper"}), ("net_rx_action", 3.1, {"comm": "swapper"}),
+                   ("ixgbe_clean_rx_irq", 21.0, {"comm": "swapper"}), ancestry=False)
+    assert match_playbook(books["irq-storm"], napi).matched == 0
+    assert match_playbook(books["nic-softirq"], napi).matched > 20
+
+
+def test_rule_ch3_nic_hardirq_handlers_beside_a_flow_handler_are_the_vectors_interrupts():
+    """Rule CH3 (realworld-probe-ch case 2555: igb_msix_ring at 15 % of CPU 0 beside handle_edge_irq):
+    a NIC driver's own hardirq handler (per-queue MSI-X vector or legacy INTx/MSI handler) runs only in
+    its vector's hardirq and schedules the NAPI poll, so listed beside a flow handler its time is that
+    vector's interrupts (irq-storm claims it, like the entry code and rule BI1's host-controller
+    handlers). Alone, without a flow handler or the interrupt path identified, it is not claimed."""
+    books = {b.id: b for b in load_all()}
+    storm = profile(("igb_msix_ring", 14.7, {}), ("handle_edge_irq", 11.2, {}), ("handle_irq_event_percpu", 4.8, {}),
+                    ("md5_transform", 20.0, {}), ancestry=False)
+    assert match_playbook(books["irq-storm"], storm).matched == pytest.approx(14.7 + 4.8)
+    alone = profile(("ixgbe_msix_clean_rings", 3.0, {}), ("md5_transform", 20.0, {}), ancestry=False)
+    assert match_playbook(books["irq-storm"], alone).matched == 0
