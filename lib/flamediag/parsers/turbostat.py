@@ -188,34 +188,26 @@ def busy_clock(intervals: Sequence[dict], package: Optional[dict] = None) -> Opt
 
 
 def average_stays(intervals: Sequence[dict], seconds: Optional[float]) -> Dict[str, float]:
-    """Rule CK2 (read, not judged): each idle state's average stay in microseconds, from its count
-    (`C6`, turbostat 4.13+) and residency (`C6%`) over an interval the paste gives, on the summary
-    row (all CPUs) or the one CPU row pasted. turbostat does not print the state's target residency,
-    which alone says whether the stay is too short.
+    """Rule CK2 (read, not judged): each idle state's average stay in microseconds over the first
+    interval's CPU rows, from their counts (`C6`, turbostat 4.13+) and residencies (`C6%`) over the
+    interval a pasted command gives: the time in the state over the entries. The summary row is not
+    used (which CPUs its counts add up is not pasted when the table was cut). turbostat does not print
+    the state's target residency, which alone says whether the stay is too short.
 
     >>> average_stays([{"summary": None, "cpus": [{"CPU": 4.0, "C6": 66015.0, "C6%": 59.88}]}], 5.0)
     {'C6': 45.4}
     """
-    if not seconds:
+    if not seconds or not intervals:
         return {}
-    interval = intervals[0] if intervals else None
-    if interval is None:
-        return {}
-    row = interval["summary"] if interval["summary"] else (interval["cpus"][0] if len(interval["cpus"]) == 1 else None)
-    if row is None or (row is not interval["summary"] and "CPU" not in row):      # which CPUs it sums is unknown
-        return {}
-    cpus = 1
-    if row is interval["summary"]:
-        # the summary's counts are of every CPU, its residency their average
-        cpus = len(interval["cpus"]) if interval["cpus"] else 0
-        if not cpus:
-            return {}
-    stays = {}
-    for name, count in row.items():
-        share = row.get(f"{name}%")
-        if share is None or name.endswith("%") or not count:
+    rows = [row for row in intervals[0]["cpus"] if "CPU" in row]
+    stays: Dict[str, float] = {}
+    for name in (rows[0] if rows else {}):
+        if name.endswith("%") or f"{name}%" not in rows[0]:
             continue
-        stays[name] = round(share / 100 * seconds * cpus / count * 1e6, 1)
+        pairs = [(row[name], row[f"{name}%"]) for row in rows if row.get(name) is not None and f"{name}%" in row]
+        entries = sum(count for count, _ in pairs)
+        if entries:
+            stays[name] = round(sum(share for _, share in pairs) / 100 * seconds / entries * 1e6, 1)
     return stays
 
 
