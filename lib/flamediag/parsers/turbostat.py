@@ -53,7 +53,7 @@ _VALUE = re.compile(r"^(?:-|\d+(?:\.\d+)?)$")
 # up_threshold 80, schedutil's 1.25 headroom) has it at its highest clock there
 BUSY_PCT = 80.0
 # ... and its clock is held low when, so busy, it runs under this part of the nominal (TSC) clock:
-# a healthy host at full load runs at or above it, AVX-512 code at most a third under it
+# a healthy host at full load runs at or above it, heavy AVX-512 code rarely under two thirds of it
 HELD_LOW = 0.6
 # a core or package this hot (degrees C) may be throttling itself: the clock says nothing about power saving
 HOT_C = 85.0
