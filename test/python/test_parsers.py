@@ -329,3 +329,61 @@ def test_uname_release_and_lscpu_cpus():
     assert (rhel6["release"], rhel6["version"], rhel6["notes"]) == ("2.6.32-431.11.2.el6.x86_64", [2, 6], [])
     vm = lscpu.parse(fixture("lscpu/vm.txt"))
     assert vm["cpus"] >= 1 and vm["notes"] == [] and "Architecture" in vm["values"]
+
+
+def test_turbostat_reads_every_eras_columns_summary_rows_short_rows_and_intervals():
+    """turbostat's table (read from pastes only: no collector captures it). Sample input, the 3.10-4.x
+    layout, right-aligned, where a CPU that is not the first of its core leaves the package columns out::
+
+        Core CPU Avg_MHz   %Busy Bzy_MHz TSC_MHz     SMI  CPU%c1  CPU%c3  CPU%c6  CPU%c7 CoreTmp  PkgTmp ...
+           -   -      41    2.71    1512    2594       0    4.11    0.00   93.18    0.00      38      41 ...
+           1   1      33    2.19    1508    2594       0    3.71    0.00   94.10    0.00      37
+
+    Before 3.13 the columns were `%c0 GHz TSC` (GHz, read as MHz) and the summary row left the
+    topology columns blank; 4.13+ separates columns by tabs and prints per-state counts (`C6`) beside
+    residencies (`C6%`); a header printed once and a second `-` row start the next interval; a `--show`
+    subset may leave out TSC_MHz and every topology column."""
+    from flamediag.parsers import turbostat
+    aligned = turbostat.parse(fixture("turbostat/hand-313-pct-busy-right-aligned-short-rows.txt"))
+    (interval,) = aligned["intervals"]
+    assert aligned["interval_s"] == 5.0 and aligned["notes"] == []
+    assert interval["summary"]["Busy%"] == 2.71 and interval["summary"]["Pkg%pc6"] == 79.11
+    assert interval["cpus"][1] == {"Core": 1.0, "CPU": 1.0, "Avg_MHz": 33.0, "Busy%": 2.19, "Bzy_MHz": 1508.0,
+                                   "TSC_MHz": 2594.0, "SMI": 0.0, "CPU%c1": 3.71, "CPU%c3": 0.0, "CPU%c6": 94.1,
+                                   "CPU%c7": 0.0, "CoreTmp": 37.0}
+    old = turbostat.parse(fixture("turbostat/hand-312-pct-c0-ghz-blank-summary.txt"))["intervals"][0]
+    assert old["summary"]["Bzy_MHz"] == 1640.0 and old["summary"]["TSC_MHz"] == 3390.0 and len(old["cpus"]) == 2
+    assert old["cpus"][1]["%c6"] == 98.67 and "%pc6" not in old["cpus"][1]
+    tabs = turbostat.parse(fixture("turbostat/hand-tab-separated-two-intervals-header-once-2023.txt"))["intervals"]
+    assert [len(i["cpus"]) for i in tabs] == [2, 2] and tabs[1]["summary"]["Busy%"] == 96.2
+    assert tabs[0]["cpus"][1]["C6"] == 601.0 and "PkgTmp" not in tabs[0]["cpus"][1]
+    subset = turbostat.parse(fixture("turbostat/hand-show-subset-no-tsc-mhz.txt"))
+    assert subset["intervals"][0]["cpus"] == [{"Busy%": 19.41, "Bzy_MHz": 3152.0, "C6%": 78.36}]
+    assert turbostat.parse("") == {"intervals": [], "interval_s": None, "notes": []}
+
+
+def test_rule_ck1_busy_clock_and_rule_ck2_average_stay_facts():
+    """Rules CK1 and CK2 (realworld-probe-ce case 2514, realworld-probe-bu case 2369): the busy CPUs'
+    clock is measured only where a CPU is at Busy% 80 or more (2514's 34.81 is not: a demand-based
+    governor clocks such a CPU low), and counts as held low by a setting only when a temperature column
+    is under 85 degrees and RAPL did not throttle; an idle state's average stay needs the interval of
+    the pasted command (2369: 66015 C6 entries at 59.88 % of 5 s is 45 us on average)."""
+    from flamediag.facts import build_facts_from_sections
+    from flamediag.parsers import turbostat
+    tabs = turbostat.parse(fixture("turbostat/hand-tab-separated-two-intervals-header-once-2023.txt"))["intervals"]
+    assert turbostat.busy_clock(tabs) == {"cpus": 4, "ratio": 0.916, "hot": False, "limited": False}
+    head = "CPU Busy% Bzy_MHz TSC_MHz CoreTmp PKG_%"
+    facts = build_facts_from_sections({"turbostat": f"{head}\n- 96.0 1000 2100 44 0.00\n0 96.0 1000 2100 44 0.00"})
+    assert facts.get("turbostat.busy_clock_pct_cool") == 47.6 and facts.source("turbostat.busy_clock_pct") == "pasted:turbostat"
+    for hot in ("- 96.0 1000 2100 97 0.00\n0 96.0 1000 2100 97 0.00", "- 96.0 1000 2100 44 12.5\n0 96.0 1000 2100 44 12.5"):
+        facts = build_facts_from_sections({"turbostat": f"{head}\n{hot}"})
+        assert facts.get("turbostat.busy_clock_pct") == 47.6 and "turbostat.busy_clock_pct_cool" not in facts
+    no_temperature = build_facts_from_sections({"turbostat": "CPU Busy% Bzy_MHz TSC_MHz\n- 96.0 1000 2100"})
+    assert "turbostat.busy_clock_pct_cool" not in no_temperature
+    light = build_facts_from_sections({"turbostat": "CPU Avg_MHz Busy% Bzy_MHz TSC_MHz CoreTmp\n- 418 34.81 1201 2497 38"})
+    assert light.get("turbostat.busy_pct") == 34.81 and "turbostat.busy_clock_pct" not in light
+    stays = build_facts_from_sections({"turbostat": "# turbostat --interval 5 --cpu 4\n"
+                                       "Core\tCPU\tBusy%\tBzy_MHz\tPOLL\tC1\tC6\tPOLL%\tC1%\tC6%\n"
+                                       "4\t4\t38.21\t2847\t3\t1102\t66015\t0.00\t0.61\t59.88"})
+    assert stays.get("turbostat.deepest_state") == "C6" and stays.get("turbostat.deepest_avg_stay_us") == 45.4
+    assert stays.get("turbostat.avg_stay_us.C1") == 27.7

@@ -931,3 +931,27 @@ def test_rule_bh2_pipe_quote_around_a_mixed_quote_is_undone_level_by_level():
     assert result.formats == plain.formats == ["perf-top"]
     assert {tuple(r.names()): r.weight for r in result.profile} == {tuple(r.names()): r.weight for r in plain.profile}
     assert ("ixgbevf_clean_rx_irq",) in {tuple(r.names()) for r in result.profile}
+
+
+def test_turbostat_table_beside_a_profile_is_evidence_and_alone_is_not_a_profile():
+    """Rule CK1's reader: a pasted turbostat table (header line of column names, the `-` summary row,
+    per-CPU rows, the `turbostat --interval 5` command above it) is the `turbostat` section, as mpstat
+    is, never frames of the profile. Sample input::
+
+        $ turbostat --interval 5 2>&1 | head -4
+             CPU Avg_MHz   %Busy Bzy_MHz TSC_MHz     SMI  CPU%c1  CPU%c3  CPU%c6  CPU%c7 CoreTmp ...
+               -     418   34.81    1201    2497       0   21.47    0.00   43.72    0.00      38 ...
+
+    A paste holding only turbostat output has no stacks, and says so (exit 65), as before."""
+    table = ["$ turbostat --interval 5 2>&1 | head -4",
+             "     CPU Avg_MHz   %Busy Bzy_MHz TSC_MHz     SMI  CPU%c1  CPU%c3  CPU%c6  CPU%c7 CoreTmp",
+             "       -     418   34.81    1201    2497       0   21.47    0.00   43.72    0.00      38",
+             "       0     452   37.62    1201    2497       0   19.80    0.00   42.58    0.00      37"]
+    listing = ["# Overhead  Symbol", "    34.17%  [k] intel_idle", "     5.12%  [.] row_search_for_mysql"]
+    result = read_paste("\n".join(listing + [""] + table))
+    assert result.sections["turbostat"].split("\n") == table
+    assert {frame for record in result.profile for frame in record.names()} == {"intel_idle", "row_search_for_mysql"}
+    facts = build_facts_from_sections(result.sections)
+    assert (facts.get("turbostat.busy_pct"), facts.get("turbostat.bzy_mhz"), facts.get("turbostat.tsc_mhz")) == (34.81, 1201.0, 2497.0)
+    with pytest.raises(UserError, match="no stacks found"):
+        read_paste("\n".join(table))

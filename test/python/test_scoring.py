@@ -296,3 +296,29 @@ def test_rule_cf1_softirq_finding_on_a_machine_with_under_half_a_cpu_of_interrup
     assert round(read_paste(mpstat + listing).profile.interrupt_cpus[0], 4) == 0.4452    # %irq + %soft
     threaded = listing + "    10.00%  napi/eth0-8193  [k] napi_threaded_poll\n"
     assert read_paste(banner + si + threaded).profile.interrupt_cpus is None               # process time, not si
+
+
+def test_rule_ck1_busy_cpus_clock_held_low_corroborates_cpu_power_saving():
+    """Rule CK1 (the class of realworld-probe-ce case 2514: a firmware power profile, no cpufreq
+    driver, the clock held low): turbostat's Bzy_MHz under 60 % of TSC_MHz on CPUs at Busy% 80 or
+    more, not hot and not RAPL-throttled, is the measured stand-in for a power-saving governor and
+    weighs as much (0.2): a build host's perf top with ACPI idle entry at 4.3 % goes from low to
+    medium. The same host at night (Busy% 3-13, Bzy_MHz 1200 of 2095) stays low: a demand-based
+    governor clocks a CPU that idle low, as it should. 2514 itself (Busy% 34.81) is not decided."""
+    from pathlib import Path
+    from flamediag.facts import build_facts_from_sections
+    from flamediag.match import match_all
+    from flamediag.paste import read_paste
+    from flamediag.playbooks import load_all
+
+    def first(name, with_turbostat=True):
+        paste = read_paste((Path(__file__).resolve().parents[1] / "fixtures" / "paste" / f"{name}.txt").read_text())
+        sections = {k: v for k, v in paste.sections.items() if with_turbostat or k != "turbostat"}
+        found, _ = score_all(match_all(load_all(), paste.profile), build_facts_from_sections(sections),
+                             len(paste.profile.cpus()))
+        return found[0].playbook.id, found[0].confidence
+
+    held = "hand-perftop-turbostat-rule-ck1-busy-cpus-held-at-half-clock-static-low-power-310"
+    assert first(held) == ("cpu-power-saving", "medium")
+    assert first(held, with_turbostat=False) == ("cpu-power-saving", "low")
+    assert first("hand-perftop-turbostat-rule-ck1-low-clock-at-light-load-none-310") == ("cpu-power-saving", "low")

@@ -2,7 +2,7 @@
 perf lock contention / folded / bcc / bpftrace / ftrace / OProfile opreport / readprofile output, the perf-profile rows
 of LKP regression reports, and kernel traces (oops,
 NMI, lockup, hung task, crash bt, /proc/PID/stack, sysrq-l), with mpstat / vmstat / numactl /
-sysctl / THP lines as evidence.
+sysctl / THP lines and turbostat tables as evidence.
 
     result = read_paste(open("ticket.txt").read())
     result.profile        # flamediag.profile.Profile, ancestry=False for flat profiles
@@ -281,7 +281,7 @@ def _stacks(blocks: Sequence[Block]) -> List[tuple]:
 
 
 def read_evidence(text: str) -> Dict[str, str]:
-    """Only the metric evidence of a paste (mpstat, vmstat, numactl, sysctl, THP ... sections),
+    """Only the metric evidence of a paste (mpstat, vmstat, numactl, sysctl, THP, turbostat ... sections),
     unwrapped as read_paste() does: for `flamediag facts`, which needs no stacks."""
     return find_sections(unwrap(text))[0]
 

@@ -59,6 +59,7 @@ def find_sections(lines: Sequence[str]) -> Tuple[Dict[str, str], Set[int]]:
         _top_cpus(lines, out)
     _settings(lines, out, used)
     _softirqs(lines, out, used)
+    _turbostat(lines, out, used)
     return {name: "\n".join(text) for name, text in out.items()}, used
 
 
@@ -142,6 +143,35 @@ def _softirqs(lines: Sequence[str], out: Dict[str, List[str]], used: Set[int]) -
         out[name] = [header] + [lines[i] for i in reading if not SOFTIRQ_HEAD.match(lines[i])]
     for reading in readings:
         used.update(reading)
+
+
+def _turbostat(lines: Sequence[str], out: Dict[str, List[str]], used: Set[int]) -> None:
+    """Rule CK1: turbostat's tables (parsers/turbostat.py reads them): each header line with the rows
+    under it, every interval, and the `turbostat ...` command line just above the first header (it
+    gives the interval). The lines are evidence, so no reader takes them as a profile.
+
+    >>> found, used = find_sections(["$ turbostat --interval 5", "CPU Avg_MHz Busy% Bzy_MHz TSC_MHz",
+    ...                              "-  418 34.81 1201 2497", "0  452 37.62 1201 2497", "PerfTop: 100 irqs/sec"])
+    >>> found["turbostat"].split("\\n")[0], sorted(used)
+    ('$ turbostat --interval 5', [0, 1, 2, 3])
+    """
+    from ..parsers import turbostat
+    taken: List[int] = []
+    header = None
+    for index, line in enumerate(lines):
+        if turbostat.is_header(line):
+            header = line
+            if not taken:
+                taken += [i for i in range(max(0, index - 2), index)
+                          if turbostat.COMMAND.search(lines[i]) and not turbostat.is_header(lines[i])]
+            taken.append(index)
+        elif header is not None and turbostat.is_row(line, header):
+            taken.append(index)
+        elif line.strip():
+            header = None
+    if any(not turbostat.is_header(lines[i]) and not turbostat.COMMAND.search(lines[i]) for i in taken):
+        out["turbostat"] = [lines[i] for i in taken]
+        used.update(taken)
 
 
 def _runs(lines: Sequence[str], starts, continues) -> List[int]:
