@@ -6,7 +6,7 @@ Implements doc/playbook-format.md "Scoring":
   ruled out;
 - + weight of each passed check, - `against` of each failed one; a fact the input lacks moves nothing;
 - required concentration absent -> ruled out; present -> + 0.1;
-- flat profiles (no ancestry) cap confidence at medium unless a check passed;
+- flat profiles (no ancestry) cap confidence at medium unless a check of non-zero weight passed;
 - unverified evidence (a file failing SHA256SUMS, or a bundle without SHA256SUMS) never raises
   confidence: a passed check on an unverified fact adds nothing (a failed one still subtracts), and
   high confidence needs verified support: unverified stacks or checks for the finding cap it at medium;
@@ -351,7 +351,9 @@ def score_match(match: Match, facts, cpus_seen: int, stack_source: str = "", sta
         score += delta
         if ev is not None:
             evidence.append(ev)
-            passed += 1 if ev.supports else 0
+            # a check of weight 0 only shows a figure (turbostat's clocks, the cpufreq driver): it
+            # corroborates nothing, so it lifts no cap
+            passed += 1 if ev.supports and check["weight"] > 0 else 0
         if missing:
             not_captured.append(missing)
     score = max(0.0, min(1.0, score))

@@ -40,7 +40,7 @@ lab_explain_miss() {
 		echo "MISS: thp-compaction: window counters compact_stall +$stall, compact_fail +$(lab_vmstat_delta "$bundle" compact_fail), thp_fault_alloc +$(lab_vmstat_delta "$bundle" thp_fault_alloc), thp_fault_fallback +$fallback" >&2
 		return 1
 	fi
-	echo "SKIP: thp-compaction: THP faults never entered direct compaction on this kernel (compact_stall +0, thp_fault_fallback +$fallback) although no free 2 MiB block was left; playbook thp-compaction needs that stall" >&2
+	echo "SKIP: thp-compaction: THP faults never entered direct compaction on this kernel (compact_stall +0, thp_fault_fallback +$fallback) although the load held every free 2 MiB block it found; playbook thp-compaction needs that stall" >&2
 	exit 77
 }
 
