@@ -985,22 +985,30 @@ def test_rule_by1_top_or_pidstat_row_gives_a_background_threads_part_of_one_cpu(
     assert left.busy_thread is None and left.matched == 0
 
 
+def _assert_kswapd_listing_named_by_top(quiet_fixture: str, cpu_share: float, generic_fixture: str):
+    """The quiet paste's listing is kswapd0's, at cpu_share of one CPU, and matches nothing of
+    kswapd-spin; the look-alike's keeps the name of kswapd's main loop and matches."""
+    from flamediag.match import match_playbook
+    from flamediag.playbooks import load_all
+    kswapd = next(b for b in load_all() if b.id == "kswapd-spin")
+    quiet = paste(quiet_fixture)
+    assert {r.comm for r in quiet.profile} == {"kswapd0"}
+    assert quiet.profile.thread_cpu["kswapd0"] == pytest.approx(cpu_share)
+    assert match_playbook(kswapd, quiet.profile).matched == 0
+    generic = paste(generic_fixture)
+    assert {r.comm for r in generic.profile} == {"kswapd"}
+    assert match_playbook(kswapd, generic.profile).matched > 0
+
+
 def test_rule_cc1_a_one_process_listing_is_the_task_of_the_top_row_with_its_pid_probe_cc_2479():
     """Rule CC1 (realworld-probe-cc case 2479, whose kswapd at an eighth of a CPU pasted as `perf top`
     of that one thread): a listing of one process (`(target_pid: 97)` in perf top's header) is the task
     of the pasted `top` row with that PID, also when the table comes after the listing; kswapd0 at
     12.6 % of one CPU is then a quiet background thread (rule BY1). The look-alike: the top rows pasted
     are of other PIDs, so the listing keeps the name of its main loop's thread (rule AB3)."""
-    from flamediag.match import match_playbook
-    from flamediag.playbooks import load_all
-    kswapd = next(b for b in load_all() if b.id == "kswapd-spin")
-    quiet = paste("hand-perf-top-target-pid-top-row-below-rule-cc1-kswapd0-eighth-of-cpu-none-515.txt")
-    assert {r.comm for r in quiet.profile} == {"kswapd0"}
-    assert quiet.profile.thread_cpu["kswapd0"] == pytest.approx(0.126)
-    assert match_playbook(kswapd, quiet.profile).matched == 0
-    other = paste("hand-perf-top-target-pid-other-pid-in-top-rule-cc1-kswapd-spin-515.txt")
-    assert {r.comm for r in other.profile} == {"kswapd"}
-    assert match_playbook(kswapd, other.profile).matched > 0
+    _assert_kswapd_listing_named_by_top(
+        "hand-perf-top-target-pid-top-row-below-rule-cc1-kswapd0-eighth-of-cpu-none-515.txt", 0.126,
+        "hand-perf-top-target-pid-other-pid-in-top-rule-cc1-kswapd-spin-515.txt")
 
 
 def test_rule_cc2_top_rows_cut_out_by_grep_are_top_rows_probe_cc_2479():
@@ -1021,16 +1029,9 @@ def test_rule_ci1_a_kswapd_loop_listing_is_the_one_kswapd_thread_top_shows_probe
     show, when they show one: kswapd0 at 17 % of one CPU is then a quiet background thread (rule BY1).
     The look-alike: top shows kswapd0 and kswapd1, so the listing could be either node's and keeps the
     loop's name."""
-    from flamediag.match import match_playbook
-    from flamediag.playbooks import load_all
-    kswapd = next(b for b in load_all() if b.id == "kswapd-spin")
-    quiet = paste("hand-top-perf-report-sort-sym-rule-ci1-kswapd0-sixth-of-cpu-kernel-rows-none-419.txt")
-    assert {r.comm for r in quiet.profile} == {"kswapd0"}
-    assert quiet.profile.thread_cpu["kswapd0"] == pytest.approx(0.169)
-    assert match_playbook(kswapd, quiet.profile).matched == 0
-    two = paste("hand-top-perf-report-sort-sym-rule-ci1-kswapd0-kswapd1-two-nodes-stays-generic-kswapd-spin-419.txt")
-    assert {r.comm for r in two.profile} == {"kswapd"}
-    assert match_playbook(kswapd, two.profile).matched > 0
+    _assert_kswapd_listing_named_by_top(
+        "hand-top-perf-report-sort-sym-rule-ci1-kswapd0-sixth-of-cpu-kernel-rows-none-419.txt", 0.169,
+        "hand-top-perf-report-sort-sym-rule-ci1-kswapd0-kswapd1-two-nodes-stays-generic-kswapd-spin-419.txt")
 
 
 def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv_2390():
