@@ -7,8 +7,6 @@ the second line can only be the tail of the first.
     [' [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740']
     >>> rejoin(["22.90%", "ret_from_fork;io_wqe_worker;_raw_spin_lock"])
     ['22.90% ret_from_fork;io_wqe_worker;_raw_spin_lock']
-    >>> rejoin(["        ffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee", "([kernel.kallsyms])"])
-    ['        ffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee ([kernel.kallsyms])']
     >>> rejoin(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83", "kswapd0"])
     ['   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0']
     >>> rejoin(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0", "kworker/u16:2"])
@@ -37,9 +35,9 @@ The rules (a wrapped tail always starts at column 0):
   `#N [sp] func at addr (via x)` frames, rows of raw stack words): a line that is a whole record of
   a trace (a crash frame, a kernel frame ending in `+0x../0x..`, a row of stack words, `Call
   Trace:`), followed by another whole record, was not cut.
-- `perf script` callchains: a frame's `(dso)` alone at column 0 ends the line above
-  (`<addr> sym+0x..`), and `sym+0x.. (dso)` ends an address alone on its line; `top`'s task
-  rows: the COMMAND alone at column 0 ends a row (or the header) cut after its TIME+ column.
+- `top`'s task rows: the COMMAND alone at column 0 ends a row (or the header) cut after its
+  TIME+ column. (`perf script` stack lines are joined by its own reader, `perfscript.block_lines`,
+  which reads pasted samples too.)
 - syslog: every line starts `Mon dd hh:mm:ss host kernel:` (or an ISO 8601 / monotonic stamp); a line without it between two
   that have it is the tail of the one above.
 - an x86_64 oops register dump (2.6.x-4.x): `knlGS:<hex>` alone ends the `FS: .. GS: ..` line,
@@ -92,14 +90,6 @@ _LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*" + _PLUS_MINUS + r"\s
                               r"(?:\s*" + _PLUS_MINUS + r"\s*\d+%)?$")
 _LKP_METRIC_TAIL = re.compile(r"^perf-profile\.[\w.$-]+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
-# `perf script` callchain lines (`ffffffff8d24bb6e try_to_free_mem_cgroup_pages+0xee ([kernel.kallsyms])`):
-# the DSO in parentheses ends the line and never starts one, and an address is never a line alone
-# (rule CI2)
-_SCRIPT_FRAME_HEAD = re.compile(r"^\s+[0-9a-f]{4,16}\s+\S+$")
-_SCRIPT_ADDRESS_HEAD = re.compile(r"^\s+[0-9a-f]{4,16}$")
-_SCRIPT_DSO = r"\((?:\[[\w.-]+\]|/[^()\s]*|unknown)\)"
-_SCRIPT_DSO_TAIL = re.compile(r"^" + _SCRIPT_DSO + r"\s*$")
-_SCRIPT_SYMBOL_TAIL = re.compile(r"^[^\s()]+\s+" + _SCRIPT_DSO + r"\s*$")
 # `top`'s task rows end in TIME+ and COMMAND: a row (or the header) cut after TIME+ takes the
 # command alone on the next line (rule CI2)
 _TOP_ROW_HEAD = re.compile(r"^\s*\d+\s+\S+\s+(?:-?\d+|rt)\s+-?\d+\s+(?:\S+\s+){3}[RSDTtIZXW]\s+[\d.,]+\s+[\d.,]+"
@@ -250,9 +240,6 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return stripped + tail
     if _MODULE_TAIL.match(tail) and _FRAME_END.search(stripped):
         return stripped + " " + tail
-    if (_SCRIPT_FRAME_HEAD.match(stripped) and _SCRIPT_DSO_TAIL.match(tail)) or \
-            (_SCRIPT_ADDRESS_HEAD.match(stripped) and _SCRIPT_SYMBOL_TAIL.match(tail)):
-        return stripped + " " + tail.rstrip()
     if (_TOP_ROW_HEAD.match(stripped) and _TOP_COMMAND_TAIL.match(tail)) or \
             (_TOP_HEADER_HEAD.match(stripped) and tail.strip() == "COMMAND"):
         return stripped + " " + tail.rstrip()
