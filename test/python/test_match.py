@@ -405,6 +405,34 @@ def test_rule_ce1_kworker_inside_software_aes_is_encrypting_not_a_storm():
     assert match_playbook(books["kworker-storm"], storm).matched > 30
 
 
+def test_rule_cq1_kworker_inside_the_gcm_template_and_ghash_is_authenticating_not_a_storm():
+    """Rule CQ1 (realworld-probe-cq case 2679, the CephFS kernel client's ceph-msgr kworkers decrypting
+    msgr2 secure-mode messages): AES-GCM's authentication half is kworker-storm's `io_data` as its AES
+    half is: the GCM template (crypto_gcm_decrypt and its gcm_hash_* continuations) and the GHASH
+    implementations under it (ghash-generic's ghash_update / gf128mul_4k_lle, x86 clmul_ghash_*, arm64
+    pmull_ghash_update_*). A messenger loop that only runs one small GHASH stack stays a storm."""
+    books = {b.id: b for b in load_all()}
+    work = [Frame(n, "kernel") for n in ("ret_from_fork", "kthread", "worker_thread", "process_one_work",
+                                         "ceph_con_workfn", "ceph_con_v2_try_read", "decrypt_tail_msg",
+                                         "gcm_crypt", "crypto_aead_decrypt")]
+    for ghash in (["crypto_gcm_decrypt", "gcm_hash", "gcm_hash_update", "ghash_update", "gf128mul_4k_lle"],
+                  ["crypto_gcm_decrypt", "gcm_hash_crypt_continue", "ghash_update", "clmul_ghash_update"],
+                  ["crypto_gcm_decrypt", "gcm_hash_update", "ghash_update", "pmull_ghash_update_p64"]):
+        crypt = Profile()
+        crypt.add(work + [Frame(n, "kernel") for n in ghash], 60.0, comm="kworker/u8:2")
+        crypt.add(work[:4] + [Frame("ceph_con_workfn", "kernel"), Frame("tcp_recvmsg", "kernel")], 8.0,
+                  comm="kworker/u8:1")
+        assert match_playbook(books["kworker-storm"], crypt).matched == 0, ghash[-1]
+    loop = Profile()
+    loop.add(work[:5] + [Frame("con_fault", "kernel"), Frame("ceph_con_reset_session", "kernel")], 40.0,
+             comm="kworker/u8:2")
+    loop.add(work[:5] + [Frame("ceph_tcp_connect", "kernel"), Frame("sk_alloc", "kernel")], 25.0,
+             comm="kworker/u8:1")
+    loop.add(work + [Frame("crypto_gcm_decrypt", "kernel"), Frame("ghash_update", "kernel")], 2.0,
+             comm="kworker/u8:1")
+    assert match_playbook(books["kworker-storm"], loop).matched == 65.0
+
+
 def test_rule_bv1_time_syscall_rows_count_weak_for_slow_clocksource():
     """Rule BV1 (realworld-probe-bv case 2387, a 4.10 Hyper-V guest whose TSC-page clocksource had no
     vDSO mode yet, pasted as perf top): in a flat listing the time system call's own rows
