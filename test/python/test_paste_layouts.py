@@ -617,6 +617,36 @@ def test_rule_ad2_retransmissions_against_the_segment_counters_are_ordinary_loss
     assert read_paste(rows + "\n$ netstat -s | grep -i retrans\n    184211 segments retransmitted\n").profile.not_cpu is None
 
 
+def test_rule_cq2_retransmissions_sent_mostly_by_the_timer_are_not_ordinary_loss():
+    """Rule CQ2, motivated by realworld-probe-cq case 2668 (a Ceph node behind a switch port left at
+    MTU 1500 on a jumbo-frame network: 9113 of 18.2 million segments retransmitted, 5201 of them by
+    timeout): rule AD2's one-in-a-thousand rate does not excuse a listing whose counters say that at
+    least half of the retransmissions (and at least a hundred) were sent by the retransmission timer,
+    in nstat's TcpExtTCPTimeouts or netstat's `other TCP timeouts` / `TCPTimeouts:` spellings. The
+    look-alike: the same rate with the timer behind a tenth of them stays ordinary loss, as do a
+    few dozen timeouts."""
+    rows = ("$ sudo /usr/share/bcc/tools/tcpretrans\n"
+            "TIME     PID    IP LADDR:LPORT          T> RADDR:RPORT          STATE\n"
+            "09:14:02 0      4  10.40.2.13:6806      R> 10.40.2.17:52114     ESTABLISHED\n"
+            "09:14:03 0      4  10.40.2.13:45920     R> 10.40.2.17:6802      ESTABLISHED\n")
+    counters = ("TcpOutSegs                      18226301           0.0\n"
+                "TcpRetransSegs                  9113               0.0\n")
+    rto = read_paste(rows + "\n" + counters + "TcpExtTCPTimeouts               5201               0.0\n")
+    assert rto.profile.not_cpu is None
+    assert reading(rto) == {(("tcp_retransmit_skb",), "", None): 2.0}
+    old = read_paste(rows + "\n    4412870 segments send out\n    2131 segments retransmited\n"
+                            "    1702 other TCP timeouts\n")
+    assert old.profile.not_cpu is None
+    ext = read_paste(rows + "\n    4412870 segments sent out\n    2131 segments retransmitted\n"
+                            "TcpExt:\n    TCPTimeouts: 1702\n")
+    assert ext.profile.not_cpu is None
+    fast = read_paste(rows + "\n" + counters + "TcpExtTCPTimeouts               911                0.0\n")
+    assert "9113 of 18226301 segments sent" in fast.profile.not_cpu
+    few = read_paste(rows + "\n    4412870 segments send out\n    61 segments retransmited\n"
+                            "    48 other TCP timeouts\n")
+    assert "61 of 4412870" in few.profile.not_cpu
+
+
 def test_rule_ad3_a_few_interrupt_event_lines_beside_a_sampled_profile_are_an_excerpt():
     """Rule AD3, motivated by probe AD case 1526 (eight trace_pipe lines of a GPIO interrupt above a
     `perf top -C 0` of 38K samples): fewer than ten interrupt event lines are pasted to show which

@@ -72,7 +72,14 @@ rows `TcpOutSegs` / `TcpRetransSegs`, or `netstat -s` lines `N segments sent out
 retransmitted`, net-tools before 2.10 spelling them `send out` / `retransmited`), they give the
 retransmission rate (rule AD2): below one segment in a thousand (`ORDINARY_LOSS`, over at least
 `MIN_SEGMENTS` sent) the listed retransmissions are the ordinary loss of the paths, not a storm, and
-the listing is read and drawn but not diagnosed (`rare_retransmits`).
+the listing is read and drawn but not diagnosed (`rare_retransmits`). Unless the timeouts say
+otherwise (rule CQ2): when the counters also hold the retransmission timeouts (nstat
+`TcpExtTCPTimeouts`, netstat -s `N other TCP timeouts` or `TCPTimeouts: N`) and at least half of the
+retransmitted segments (`RTO_SHARE`, at least `MIN_TIMEOUTS` of them) were sent by the retransmission
+timer, the loss is not the ordinary kind that fast retransmit and tail loss probes repair: whole
+flights are lost and each flow stalls for an RTO, as through a path that drops every full-size
+segment (an MTU black hole, a firewall), on the few flows that cross it. A host-wide rate dilutes
+those flows among the healthy ones, so it does not excuse them.
 
     >>> retransmit_rate(["TcpOutSegs                      2873190            0.0",
     ...                  "TcpRetransSegs                  9                  0.0"])
@@ -81,6 +88,10 @@ the listing is read and drawn but not diagnosed (`rare_retransmits`).
     (412093, 18811203)
     >>> retransmit_rate(["    184211 segments retransmitted"]) is None
     True
+    >>> rto_timeouts(["TcpRetransSegs  9113  0.0", "TcpExtTCPTimeouts  5201  0.0"])
+    5201
+    >>> rto_timeouts(["    61289 other TCP timeouts"]), rto_timeouts(["    TCPTimeouts: 41877"])
+    (61289, 41877)
 """
 from __future__ import annotations
 
@@ -128,6 +139,12 @@ NETSTAT = re.compile(r"^\s*(?P<value>\d+)\s+segments\s+(?P<what>sen[dt]\s+out|re
 # 1/sqrt(loss)) and the retransmissions a listing shows are that ordinary loss, not a storm
 ORDINARY_LOSS = 0.001
 MIN_SEGMENTS = 10000
+# rule CQ2: retransmissions sent mostly by the retransmission timer are whole flights lost (a black
+# hole on some paths), not the ordinary loss that fast retransmit and loss probes repair
+TIMEOUTS = re.compile(r"^\s*(?:TcpExtTCPTimeouts\s+(?P<nstat>\d+)(?:\s+\d+(?:[.,]\d+)?)?"
+                      r"|(?P<netstat>\d+)\s+other\s+TCP\s+timeouts|TCPTimeouts:\s*(?P<ext>\d+))\s*$")
+RTO_SHARE = 0.5
+MIN_TIMEOUTS = 100
 RETRANSMIT_LISTINGS = ("bcc-tcpretrans", "tcp-retransmit-events")
 
 
@@ -151,6 +168,16 @@ def retransmit_rate(lines: Sequence[str]) -> Optional[Tuple[int, int]]:
     return (retransmitted, sent) if sent is not None and retransmitted is not None else None
 
 
+def rto_timeouts(lines: Sequence[str]) -> Optional[int]:
+    """The last retransmission-timeout count the paste holds (rule CQ2), or None."""
+    found = None
+    for line in lines:
+        row = TIMEOUTS.match(line)
+        if row:
+            found = int(row["nstat"] or row["netstat"] or row["ext"])
+    return found
+
+
 def rare_retransmits(block: Block, *layouts: Sequence[str]) -> None:
     """Rule AD2: a retransmission listing beside counters saying fewer than one segment in a thousand
     was retransmitted is ordinary loss: read, drawn, not diagnosed (Data quality says the rate). The
@@ -163,9 +190,18 @@ def rare_retransmits(block: Block, *layouts: Sequence[str]) -> None:
     >>> block.not_cpu = None; rare_retransmits(block, ["TcpOutSegs  18811203  0.0", "TcpRetransSegs  412093  0.0"])
     >>> block.not_cpu is None
     True
+
+    Rule CQ2: most of them sent by the retransmission timer is not ordinary loss, whatever the rate.
+
+    >>> rare_retransmits(block, ["TcpOutSegs  18226301  0.0", "TcpRetransSegs  9113  0.0",
+    ...                          "TcpExtTCPTimeouts  5201  0.0"]); block.not_cpu is None
+    True
     """
     rate = next(filter(None, map(retransmit_rate, layouts)), None) if block.fmt in RETRANSMIT_LISTINGS else None
     if rate is None or rate[1] < MIN_SEGMENTS or rate[0] >= ORDINARY_LOSS * rate[1]:
+        return
+    timeouts = next((t for t in map(rto_timeouts, layouts) if t is not None), None)
+    if timeouts is not None and timeouts >= MIN_TIMEOUTS and timeouts >= RTO_SHARE * rate[0]:
         return
     block.not_cpu = (f"the TCP counters pasted beside them say {rate[0]} of {rate[1]} segments sent "
                      f"({100.0 * rate[0] / rate[1]:.4f} %) were retransmitted: fewer than one in a thousand, "
