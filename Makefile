@@ -150,7 +150,9 @@ realworld-probe-bw|probe set BW (nineteenth twin of the corpus, issue trackers a
 realworld-probe-cc|probe set CC (twenty-first twin of the corpus, mixed sources, kernels 2.6.18-6.5);\
 realworld-probe-cj|probe set CJ (twenty-fifth twin of the corpus, question sites, vendor knowledge bases and engineering blogs, kernels 2.6.32-5.15);\
 realworld-probe-ch|probe set CH (twenty-fourth twin of the corpus, mixed sources, kernels 2.6.18-6.13);\
-realworld-probe-cn|probe set CN (half healthy, round three: false alarms among still other look-alikes)
+realworld-probe-cn|probe set CN (half healthy, round three: false alarms among still other look-alikes);\
+realworld-probe-aa|probe set AA (the catalog's rarer problems and their look-alikes);\
+realworld-probe-cm|probe set CM (twenty-sixth twin of the corpus, mixed sources, kernels 2.6.18-6.17-rc)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)

@@ -550,3 +550,20 @@ def test_rule_ch3_nic_hardirq_handlers_beside_a_flow_handler_are_the_vectors_int
     assert match_playbook(books["irq-storm"], storm).matched == pytest.approx(14.7 + 4.8)
     alone = profile(("ixgbe_msix_clean_rings", 3.0, {}), ("md5_transform", 20.0, {}), ancestry=False)
     assert match_playbook(books["irq-storm"], alone).matched == 0
+
+
+def test_rule_cm1_gpu_hardirq_handlers_beside_a_flow_handler_are_the_lines_interrupts():
+    """Rule CM1 (realworld-probe-cm case 2618: amdgpu's IH ring processing led a laptop's listing
+    after resume, amdgpu_ih_process at 18 % beside handle_edge_irq): a GPU driver's own hardirq
+    handler and the interrupt-ring processing it does in that hardirq (amdgpu, radeon, i915, nouveau,
+    NVIDIA) run only in the hardirq of the GPU's line, so listed beside a flow handler their time is
+    that line's interrupts (irq-storm claims them, like rule CH3's NIC vector handlers). Alone, without
+    a flow handler or the interrupt path identified, they are not claimed."""
+    books = {b.id: b for b in load_all()}
+    storm = profile(("amdgpu_ih_process", 18.4, {}), ("amdgpu_irq_dispatch", 11.0, {}),
+                    ("amdgpu_irq_handler", 7.8, {}), ("handle_edge_irq", 3.7, {}),
+                    ("__handle_irq_event_percpu", 5.4, {}), ("gnome_shell_main", 20.0, {}), ancestry=False)
+    assert match_playbook(books["irq-storm"], storm).matched == pytest.approx(18.4 + 11.0 + 7.8 + 5.4)
+    alone = profile(("amdgpu_ih_process", 3.0, {}), ("gen11_irq_handler", 2.0, {}), ("game_main", 20.0, {}),
+                    ancestry=False)
+    assert match_playbook(books["irq-storm"], alone).matched == 0
