@@ -647,6 +647,22 @@ def test_rule_cq2_retransmissions_sent_mostly_by_the_timer_are_not_ordinary_loss
     assert "61 of 4412870" in few.profile.not_cpu
 
 
+def test_rule_co1_perf_tools_tcpretrans_header_with_dashes_is_read_and_its_s_form_left_to_ftrace():
+    """Rule CO1, motivated by realworld-probe-co case 2651 (perf-tools' tcpretrans on a server whose
+    ICMP frag-needed messages reached a sibling behind ECMP): the ftrace-based perf-tools script
+    prints its direction column as `--` where bcc prints `T>`, then the same rows, one per
+    retransmitted segment. Read as the tcpretrans rows. The look-alike: with -s each row is
+    followed by its kernel stack in ftrace's `=>` lines, and the ftrace reader keeps that form."""
+    rows_only = read_paste((FIXTURES / "hand-perftools-tcpretrans-rule-co1-dash-dash-header-rows-only-"
+                                       "tcp-retransmit-318.txt").read_text())
+    assert rows_only.formats == ["bcc-tcpretrans"]
+    assert reading(rows_only) == {(("tcp_retransmit_skb",), "", None): 9.0}
+    with_stacks = read_paste((FIXTURES / "hand-perftools-tcpretrans-rule-co1-dash-dash-header-stacks-s-"
+                                         "left-to-ftrace-318.txt").read_text())
+    assert with_stacks.formats == ["ftrace-stack"]
+    assert sum(leaf_weights(with_stacks).values()) == 2
+
+
 def test_rule_ad3_a_few_interrupt_event_lines_beside_a_sampled_profile_are_an_excerpt():
     """Rule AD3, motivated by probe AD case 1526 (eight trace_pipe lines of a GPIO interrupt above a
     `perf top -C 0` of 38K samples): fewer than ten interrupt event lines are pasted to show which

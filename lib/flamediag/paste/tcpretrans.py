@@ -102,7 +102,8 @@ from ..profile import Frame
 from .common import ELISION, Block, Miss, finish, plural, rows_of
 
 _ADDR = r"\S+:\d+"
-HEADER = re.compile(r"^\s*TIME(?:\(s\))?\s+PID\s+(?:IP\s+)?LADDR:LPORT\s+(?:T>\s+)?RADDR:RPORT\s+STATE\b")
+# the direction column is `T>` in bcc's header and `--` in perf-tools' (the ftrace-based script, rule CO1)
+HEADER = re.compile(r"^\s*TIME(?:\(s\))?\s+PID\s+(?:IP\s+)?LADDR:LPORT\s+(?:(?:T>|--)\s+)?RADDR:RPORT\s+STATE\b")
 COUNT_HEADER = re.compile(r"^\s*LADDR:LPORT\s+RADDR:RPORT\s+RETRANSMITS\s*$")
 ROW = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\d+\s+(?:[46]\s+)?" + _ADDR
                  + r"\s+(?:(?P<kind>[RLU])>\s+)?" + _ADDR + r"\s+[A-Z][A-Z0-9_]*\s*$")
@@ -223,6 +224,10 @@ def read_tcpretrans(lines: Sequence[str], start: int) -> Union[Block, Miss]:
     counted = bool(COUNT_HEADER.match(lines[start]))
     block = Block("bcc-tcpretrans", start, start, unit="events", header=True)
     rows, index = rows_of(lines, start + 1, (COUNT_ROW if counted else ROW).match)
+    if rows and index < len(lines) and lines[index].lstrip().startswith("=>"):
+        # perf-tools' `tcpretrans -s`: each row is followed by its kernel stack, ftrace's `=>` lines,
+        # which the ftrace reader reads with the rows (rule CO1 leaves that form to it)
+        return Miss(start + 1)
     for row in rows:
         weight = float(row["count"]) if counted else 1.0
         name = TRACED["R"] if counted else TRACED.get(row["kind"], TRACED["R"])
