@@ -201,12 +201,17 @@ def read_paste(text: str) -> PasteResult:
             covered.update(range(block.start, block.end))
     # a mail client may have wrapped the task table's rows and not the listing: the table is read in
     # the layout that joins them back (as metric sections are, rule K6); each layout's task tables
-    # are read once for both rules that judge them (tee keeps what one rule read for the other)
-    for_busy, for_share = itertools.tee(map(TaskTables.read, [lines, *others]))
+    # are read once for every rule that judges them (tee keeps what one rule read for the others).
+    # The rows of the layout read stand above or below its listings (rule CC1: their line numbers
+    # are the listings'); the threads the pasted `top` shows (rule CI1) are those of the first
+    # layout that reads rows, as for rules I2 and BY1.
+    tables = TaskTables.read(lines)
+    for_busy, for_share, for_shown = itertools.tee(itertools.chain([tables], map(TaskTables.read, others)), 3)
     thread = next((t for t in map(_busy_task_row, for_busy) if t), None)
     threads = next((t for t in map(kernel_thread_cpu, for_share) if t), {})
+    shown = next((t.top for t in for_shown if t.top), [])
     for block in blocks:
-        _look_above(block, lines)
+        _look_above(block, lines, tables.top, shown)
         tcpretrans.rare_retransmits(block, lines, *others)
         if thread is not None:
             _kernel_entries_of(block, thread)
@@ -297,12 +302,15 @@ class TopRow(NamedTuple):
     cpu: float              # %CPU: the part of one CPU, times 100
     kernel: bool            # a kernel thread: no user memory (VIRT, RES and SHR 0)
     grepped: bool           # cut out of its table by `top ... | grep` (rule CC2)
+    pid: str                # the PID column: the task a one-process listing samples (rule CC1)
+    line: int               # the index of the row's (first) line in the paste: above or below a listing (CC1)
 
 
 class TaskTables(NamedTuple):
     """The task tables of a paste: the rows of its `top` tables, and each `pidstat -u` table as
-    pidstat's parsed rows. Read once; the busy-thread rules (I2, R5) and the part of one CPU a
-    kernel thread takes (BY1) judge the same rows."""
+    pidstat's parsed rows. Read once; the busy-thread rules (I2, R5), the part of one CPU a
+    kernel thread takes (BY1) and the task a listing beside them is of (CC1, CI1) judge the same
+    rows."""
     top: List[TopRow]
     pidstat: List[List[dict]]
 
@@ -362,11 +370,29 @@ def _busy_kernel_thread(rows: Sequence[TopRow]) -> Optional[str]:
 
 
 def _top_rows(lines: Sequence[str]) -> List[TopRow]:
-    """(command, %CPU, kernel thread?, grepped?) of each row of the `top` task tables pasted: a kernel
-    thread has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72 columns gets its
-    command back from the next line. Rows a `top ... | grep` command line cut out of their table are
-    marked grepped (rule CC2): each gives its task's part of one CPU, but being chosen by a pattern
-    they are no table of the host's busy tasks."""
+    """(command, %CPU, kernel thread?, grepped?, PID, line index) of each row of the `top` task tables
+    pasted: a kernel thread has no user memory (VIRT, RES and SHR 0); a row a mail client wrapped at 72
+    columns gets its command back from the next line (rule CI2), and its line index is its first
+    line's. Rows a `top ... | grep` command line cut out of their table are marked grepped (rule CC2):
+    each gives its task's part of one CPU, but being chosen by a pattern they are no table of the host's
+    busy tasks. Only rows under top's column header or such a command line are read: every rule that
+    judges `top` rows (I2, R5, BY1, CC1, CI1) reads these, and a row-shaped line without either is not
+    one of them.
+
+    >>> _top_rows(["  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+",
+    ...            "COMMAND",
+    ...            "   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83",
+    ...            "kswapd0"])
+    [TopRow(comm='kswapd0', cpu=17.6, kernel=True, grepped=False, pid='86', line=2)]
+
+    A whole row keeps the next line apart, and a row without a header or a grep is not read:
+
+    >>> [row.comm for row in _top_rows(["  PID USER PR NI VIRT RES SHR S %CPU %MEM TIME+ COMMAND",
+    ...     "   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0", "kworker/u16:2"])]
+    ['kswapd0']
+    >>> _top_rows(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0"])
+    []
+    """
     rows: List[TopRow] = []
     in_table = grepped = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
@@ -387,7 +413,7 @@ def _top_rows(lines: Sequence[str]) -> List[TopRow]:
                 continue
             comm = tail
         kernel = match["virt"] == match["res"] == match["shr"] == "0"
-        rows.append(TopRow(comm, float(match["cpu"].replace(",", ".")), kernel, grepped))
+        rows.append(TopRow(comm, float(match["cpu"].replace(",", ".")), kernel, grepped, match["pid"], index))
     return rows
 
 
@@ -525,22 +551,24 @@ def _name_commandless(block: Block, name: str, kernel_only: bool = False) -> Non
     block.through = through
 
 
-def _top_row_command(lines: Sequence[str], block: Block, pid: str) -> Optional[str]:
-    """Rule CC1: the command of the pasted `top` row with the PID a one-process listing samples
-    (`perf top -p 97`, `(target_pid: 97)`), the nearest above the listing first, else the first below
-    it: a ticket gives the process table before or after the profile of one of its tasks, and a PID
-    names one task on the host whichever comes first.
+def _top_row_command(rows: Sequence[TopRow], block: Block, pid: str) -> Optional[str]:
+    """Rule CC1: the command of the pasted `top` row (`_top_rows`) with the PID a one-process listing
+    samples (`perf top -p 97`, `(target_pid: 97)`), the nearest above the listing first, else the
+    first below it: a ticket gives the process table before or after the profile of one of its tasks,
+    and a PID names one task on the host whichever comes first.
 
+    >>> paste = ["perf top -p 97", "", "  20.0%  [kernel]  [k] shrink_page_list", "",
+    ...          "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
+    ...          "   97 root      20   0       0      0      0 S  12.6   0.0 12:11.31 kswapd0"]
     >>> b = Block("perf-top", 2, 4)
-    >>> rows = ["   97 root      20   0       0      0      0 S  12.6   0.0 12:11.31 kswapd0"]
-    >>> _top_row_command(["perf top -p 97", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "97")
+    >>> _top_row_command(_top_rows(paste), b, "97")
     'kswapd0'
-    >>> _top_row_command(["perf top -p 98", "", "  20.0%  [kernel]  [k] shrink_page_list", ""] + rows, b, "98") is None
+    >>> _top_row_command(_top_rows(paste), b, "98") is None
     True
     """
-    def command(texts: Sequence[str]) -> Optional[str]:
-        return next((m["comm"] for m in map(TOP_ROW.match, texts) if m and m["pid"] == pid and m["comm"]), None)
-    return command(list(reversed(lines[:block.start]))) or command(lines[block.end:])
+    above = (row.comm for row in reversed(rows) if row.line < block.start and row.pid == pid)
+    below = (row.comm for row in rows if row.line >= block.end and row.pid == pid)
+    return next(above, None) or next(below, None)
 
 
 def _kernel_thread_of(block: Block) -> Optional[str]:
@@ -556,7 +584,7 @@ def _kernel_thread_of(block: Block) -> Optional[str]:
     return next((thread for thread, loop in THREAD_LOOPS.items() if not loop.isdisjoint(names)), None)
 
 
-def _top_thread_of_family(lines: Sequence[str], family: str) -> Optional[str]:
+def _top_thread_of_family(rows: Sequence[TopRow], family: str) -> Optional[str]:
     """Rule CI1: the pasted `top` row's thread of the family a one-thread listing's main loop names
     (rule AB3: `balance_pgdat` is kswapd's), when the rows show exactly one thread of it: kswapd runs
     one thread per NUMA node (kswapd0, kswapd1 ...), and the one the table shows is the one whose
@@ -564,17 +592,19 @@ def _top_thread_of_family(lines: Sequence[str], family: str) -> Optional[str]:
     could be any one's, and it keeps the loop's name; so does a listing whose PID no row has (its
     thread is another one than those shown).
 
-    >>> rows = ["   86 root      20   0       0      0      0 S  16.9   0.0   1:52.83 kswapd0",
-    ...         " 9412 root      20   0    8392   2512   2128 D  31.2   0.0   5:41.27 cp"]
-    >>> _top_thread_of_family(rows, "kswapd")
+    >>> table = ["  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND",
+    ...          "   86 root      20   0       0      0      0 S  16.9   0.0   1:52.83 kswapd0",
+    ...          " 9412 root      20   0    8392   2512   2128 D  31.2   0.0   5:41.27 cp"]
+    >>> _top_thread_of_family(_top_rows(table), "kswapd")
     'kswapd0'
-    >>> _top_thread_of_family(rows + ["  412 root      20   0       0      0      0 R  99.3   0.0   1402:11 kswapd1"], "kswapd") is None
+    >>> _top_thread_of_family(_top_rows(table + ["  412 root      20   0       0      0      0 R  99.3   0.0   1402:11 kswapd1"]),
+    ...                       "kswapd") is None
     True
-    >>> _top_thread_of_family(rows[1:], "kswapd") is None
+    >>> _top_thread_of_family(_top_rows(table[:1] + table[2:]), "kswapd") is None
     True
     """
     member = re.compile(rf"^{re.escape(family)}\d+$")
-    found = {m["comm"] for m in map(TOP_ROW.match, lines) if m and m["comm"] and member.match(m["comm"])}
+    found = {row.comm for row in rows if member.match(row.comm)}
     return found.pop() if len(found) == 1 else None
 
 
@@ -618,10 +648,12 @@ def _bpftrace_window(line: str) -> Optional[float]:
     return float(rate["hz"]) * float(end["secs"])
 
 
-def _look_above(block: Block, lines: Sequence[str]) -> None:
+def _look_above(block: Block, lines: Sequence[str], top: Sequence[TopRow], shown: Sequence[TopRow]) -> None:
     """What the lines right above a block say: `perf record -C 3` recorded one CPU; a tool's
     command line or banner starts a run of its own (a before/after pair), and may say the
-    weights are off-CPU time."""
+    weights are off-CPU time. A pasted `top` row may name the task a one-process listing samples:
+    top holds the rows `_top_rows` read from lines (rule CC1), shown those of the first layout of the
+    paste that reads any (rule CI1)."""
     above = [line for line in lines[max(0, block.start - 4):block.start] if line.strip()][-3:]
     one_cpu = next((int(m[1]) for m in map(ONE_CPU.search, above) if m), None)
     if one_cpu is not None:
@@ -633,12 +665,12 @@ def _look_above(block: Block, lines: Sequence[str]) -> None:
         # rule CC1: perf top's own header names the process it samples
         pid = next((m["pid"] for m in map(TARGET_PID.search, [*above, *lines[block.start:block.start + 3]]) if m), None)
     if task is None and pid is not None:
-        task = _top_row_command(lines, block, pid)
+        task = _top_row_command(top, block, pid)
     if task is None and (any(TARGET_PID.search(line) for line in [*above, *lines[block.start:block.start + 3]])
                          or (_kernel_rows_only(block) and not any(map(ALL_CPUS.search, above)))):
         task = _kernel_thread_of(block)
         if task is not None and pid is None:   # rule CI1: the node's thread the pasted top rows show
-            task = _top_thread_of_family(lines, task) or task
+            task = _top_thread_of_family(shown, task) or task
     if task is not None and any(not comm for _, _, comm, _, _ in block.stacks):
         _name_commandless(block, task)
         block.notes.append(f"samples without a command are {task}'s (the pasted perf command line is restricted to it)")

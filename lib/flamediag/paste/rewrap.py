@@ -7,10 +7,6 @@ the second line can only be the tail of the first.
     [' [<ffffffff8113f2e0>] shrink_inactive_list+0x2f0/0x740']
     >>> rejoin(["22.90%", "ret_from_fork;io_wqe_worker;_raw_spin_lock"])
     ['22.90% ret_from_fork;io_wqe_worker;_raw_spin_lock']
-    >>> rejoin(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83", "kswapd0"])
-    ['   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0']
-    >>> rejoin(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0", "kworker/u16:2"])
-    ['   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0', 'kworker/u16:2']
 
 The rules (a wrapped tail always starts at column 0):
 - perf call graphs: perf indents every graph line under its entry, so a branch `--N%--name`,
@@ -35,9 +31,9 @@ The rules (a wrapped tail always starts at column 0):
   `#N [sp] func at addr (via x)` frames, rows of raw stack words): a line that is a whole record of
   a trace (a crash frame, a kernel frame ending in `+0x../0x..`, a row of stack words, `Call
   Trace:`), followed by another whole record, was not cut.
-- `top`'s task rows: the COMMAND alone at column 0 ends a row (or the header) cut after its
-  TIME+ column. (`perf script` stack lines are joined by its own reader, `perfscript.block_lines`,
-  which reads pasted samples too.)
+- not joined here (rule CI2), since their own readers join them and read pasted text too: `perf
+  script` stack lines (`perfscript.block_lines`) and `top`'s task rows cut after TIME+, whose
+  COMMAND alone on the next line the task-table reader takes back (`paste._top_rows`).
 - syslog: every line starts `Mon dd hh:mm:ss host kernel:` (or an ISO 8601 / monotonic stamp); a line without it between two
   that have it is the tail of the one above.
 - an x86_64 oops register dump (2.6.x-4.x): `knlGS:<hex>` alone ends the `FS: .. GS: ..` line,
@@ -90,12 +86,6 @@ _LKP_VALUES_HEAD = re.compile(r"^\s*(?:[+-]?[\d.]+%?(?:\s*" + _PLUS_MINUS + r"\s
                               r"(?:\s*" + _PLUS_MINUS + r"\s*\d+%)?$")
 _LKP_METRIC_TAIL = re.compile(r"^perf-profile\.[\w.$-]+\s*$")
 _GRAPH_CHAIN_COLUMN = 11   # perf prints a chain's names 10 columns right of their rail
-# `top`'s task rows end in TIME+ and COMMAND: a row (or the header) cut after TIME+ takes the
-# command alone on the next line (rule CI2)
-_TOP_ROW_HEAD = re.compile(r"^\s*\d+\s+\S+\s+(?:-?\d+|rt)\s+-?\d+\s+(?:\S+\s+){3}[RSDTtIZXW]\s+[\d.,]+\s+[\d.,]+"
-                           r"\s+\d+:\d+(?:[.:]\d+)?$")
-_TOP_HEADER_HEAD = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s.*\sTIME\+?$")
-_TOP_COMMAND_TAIL = re.compile(r"^[^\s\d][^\s]*(?:\s.*)?$")
 _SYSLOG = re.compile(r"^" + _SYSLOG_HEAD)   # any time stamp the kernel-log reader knows (rule N2)
 # The register dump of an x86_64 oops / soft lockup: `FS:  00007f..(0000) GS:ffff88..(0000) knlGS:0000..`
 # and 2.6.x's `Process java (pid: 30117, threadinfo ffff88.., task ffff88..)`, cut before their last field.
@@ -240,9 +230,6 @@ def _join(out: List[str], tail: str) -> Optional[str]:
         return stripped + tail
     if _MODULE_TAIL.match(tail) and _FRAME_END.search(stripped):
         return stripped + " " + tail
-    if (_TOP_ROW_HEAD.match(stripped) and _TOP_COMMAND_TAIL.match(tail)) or \
-            (_TOP_HEADER_HEAD.match(stripped) and tail.strip() == "COMMAND"):
-        return stripped + " " + tail.rstrip()
     if _CPU_LINE.search(stripped) and _RELEASE_TAIL.match(tail):
         return stripped + " " + tail
     if (_FS_HEAD.match(stripped) and _KNLGS_TAIL.match(tail)) or (_PROCESS_HEAD.match(stripped) and _TASK_TAIL.match(tail)):
