@@ -158,7 +158,7 @@ realworld-probe-cm|probe set CM (twenty-sixth twin of the corpus, mixed sources,
 # then the totals of the held-out set (reported, never tuned to)
 accuracy: venv
 	@$(VPY) test/accuracy; $(VPY) test/accuracy --evidence | tail -n 1 | sed 's/^/with evidence: /'
-	@echo '$(ACCURACY_SETS)' | tr ';' '\n' | sed 's/^ *//' | while IFS='|' read -r set label; do \
+	@echo '$(subst ','\'',$(ACCURACY_SETS))' | tr ';' '\n' | sed 's/^ *//' | while IFS='|' read -r set label; do \
 		$(VPY) test/accuracy --cases test/fixtures/$$set | tail -n 1 | sed "s|^|$$label: |"; \
 		$(VPY) test/accuracy --evidence --cases test/fixtures/$$set | tail -n 1 | sed "s|^|$${label%% (*} with evidence: |"; \
 	done
