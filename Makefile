@@ -152,7 +152,8 @@ realworld-probe-cj|probe set CJ (twenty-fifth twin of the corpus, question sites
 realworld-probe-ch|probe set CH (twenty-fourth twin of the corpus, mixed sources, kernels 2.6.18-6.13);\
 realworld-probe-cn|probe set CN (half healthy, round three: false alarms among still other look-alikes);\
 realworld-probe-aa|probe set AA (the catalog's rarer problems and their look-alikes);\
-realworld-probe-cm|probe set CM (twenty-sixth twin of the corpus, mixed sources, kernels 2.6.18-6.17-rc)
+realworld-probe-cm|probe set CM (twenty-sixth twin of the corpus, mixed sources, kernels 2.6.18-6.17-rc);\
+realworld-probe-ct|probe set CT (thirtieth twin of the corpus, subsystem lists and vendor trackers, kernels 2.6.32-6.8)
 
 # real-world corpus: one row per case (format read, expected, got, confidence, share) and the totals;
 # then the totals of the held-out set (reported, never tuned to)
