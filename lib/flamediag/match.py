@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -589,10 +589,46 @@ def _children_totals(result: Match, compiled: _Compiled, through: Dict[Tuple[str
             result.comms[comm] += extra
 
 
+def with_frame_names(playbooks: Sequence[Playbook], profile: Profile) -> List[Playbook]:
+    """Rule CU1: a frame set with a `frame_names` expression also holds every kernel frame of this
+    profile whose name (kernelnames.identity) matches it whole. A kernel naming convention names a
+    family the playbook cannot list by hand: RCU callbacks are named after what they free
+    (`<object>_free_rcu`, `<object>_rcu_free`, `put_<object>_rcu`), one per object type in every
+    subsystem. A playbook without the key is returned as it is.
+
+    >>> from flamediag.profile import Frame
+    >>> from flamediag.playbooks import parse_playbook, EXAMPLE
+    >>> pb = parse_playbook(EXAMPLE.replace("frames:", "frame_names: {lock: '_raw_spin_lock\\\\w*'}\\nframes:"), "demo.md")
+    >>> prof = Profile()
+    >>> prof.add([Frame("_raw_spin_lock_irq", "kernel")], 1)
+    >>> prof.add([Frame("_raw_spin_lock_bh", "user")], 1)
+    >>> [sorted(p.frames["lock"]) for p in with_frame_names([pb], prof)]
+    [['_raw_spin_lock', '_raw_spin_lock_irq']]
+    """
+    if not any(p.frame_names for p in playbooks):
+        return list(playbooks)
+    names = {_normalize_cached(frame.name) for record in profile for frame in record.frames
+             if frame.kind in ("kernel", "unknown")}
+    out = []
+    for playbook in playbooks:
+        if not playbook.frame_names:
+            out.append(playbook)
+            continue
+        frames = dict(playbook.frames)
+        for key, pattern in playbook.frame_names.items():
+            regex = re.compile(pattern)
+            found = sorted(n for n in names if regex.fullmatch(n) and n not in frames[key])
+            if found:
+                frames[key] = list(frames[key]) + found
+        out.append(replace(playbook, frames=frames) if frames != playbook.frames else playbook)
+    return out
+
+
 def match_all(playbooks: Sequence[Playbook], profile: Profile) -> List[Match]:
     """Every playbook's match; none at all when the weights are not CPU time (Profile.not_cpu)."""
     if profile.not_cpu:
         return []
+    playbooks = with_frame_names(playbooks, profile)
     busy = _with_sets(busy_records(profile), profile)
     claims = flat_claims(playbooks, profile)
     own = {p.id: own_leaves(p) for p in playbooks}

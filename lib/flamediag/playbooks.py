@@ -110,6 +110,7 @@ class Playbook:
     color: Optional[str] = None
     sections: Dict[str, str] = field(default_factory=dict)
     advice: Dict[str, Advice] = field(default_factory=dict)
+    frame_names: Dict[str, str] = field(default_factory=dict)   # rule CU1: set -> regex (match.with_frame_names)
 
     def section(self, name: str) -> str:
         return self.sections.get(name, "")
@@ -256,6 +257,17 @@ def _check_semantics(data: dict, where: str, stem: Optional[str]) -> None:
             re.compile(sig["background"])
         except re.error as err:
             raise PlaybookError(f"{where}: signature.background is not a valid regex ({err})")
+    for name, pattern in (data.get("frame_names") or {}).items():
+        if name not in data["frames"]:
+            raise PlaybookError(f"{where}: frame_names key '{name}' is not a frame set of frames")
+        try:
+            regex = re.compile(pattern)
+        except re.error as err:
+            raise PlaybookError(f"{where}: frame_names '{name}' is not a valid regex ({err})")
+        for frame in data["frames"][name]:
+            if not regex.fullmatch(frame):
+                raise PlaybookError(f"{where}: frame set '{name}' lists '{frame}', which its frame_names "
+                                    f"expression does not match (the set holds the convention's examples)")
     for pattern in sig.get("beside_threads") or {}:
         try:
             re.compile(pattern)
@@ -301,6 +313,7 @@ def parse_playbook(text: str, path: str, stem: Optional[str] = None) -> Playbook
         mitigation_summary=data.get("mitigation_summary", ""), body=body, path=path,
         kernel=data.get("kernel", True), color=data.get("color"), sections=sections,
         advice={name: split_advice(sections.get(name, ""), f"{path}: ## {name}") for name in BRANCHED_SECTIONS},
+        frame_names=dict(data.get("frame_names") or {}),
     )
 
 

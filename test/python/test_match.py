@@ -567,3 +567,36 @@ def test_rule_cm1_gpu_hardirq_handlers_beside_a_flow_handler_are_the_lines_inter
     alone = profile(("amdgpu_ih_process", 3.0, {}), ("gen11_irq_handler", 2.0, {}), ("game_main", 20.0, {}),
                     ancestry=False)
     assert match_playbook(books["irq-storm"], alone).matched == 0
+
+
+def test_rule_cu1_rcu_callbacks_named_by_the_kernels_convention_are_rcu_batch_work():
+    """Rule CU1 (realworld-probe-cu case 2749: a 2.6.29 firewall freeing one conntrack per call_rcu,
+    opreport with nf_conntrack_free_rcu at 7 % beside __rcu_process_callbacks): a playbook's
+    `frame_names` expression adds every kernel frame of the profile that follows a naming convention
+    to a frame set. RCU callbacks are named after the object they free (`<object>_free_rcu`,
+    `free_<object>_rcu`, `put_<object>_rcu`, `<object>_rcu_free`, `rcu_free_<object>`), so such a
+    row counts as rcu-callback-flood's batch work although the playbook lists only a few of them.
+    User-space RCU callbacks (liburcu) follow the same convention and do not count; neither does a
+    name that merely contains `rcu` (`call_rcu`, `synchronize_rcu`, `kfree_call_rcu`)."""
+    books = {b.id: b for b in load_all()}
+    rcu = books["rcu-callback-flood"]
+    named = profile(("nf_conntrack_free_rcu", 7.0, {}), ("free_fib_info_rcu", 3.0, {}),
+                    ("rcu_free_slab", 2.0, {}), ("firewall_work", 20.0, {}), ancestry=False)
+    assert match_playbook(rcu, named).matched == 0          # match_playbook alone: the listed names only
+    assert {m.playbook.id: m.matched for m in match_all([rcu], named)}["rcu-callback-flood"] == pytest.approx(12.0)
+    others = profile(("call_rcu", 7.0, {}), ("synchronize_rcu", 3.0, {}), ("kfree_call_rcu", 2.0, {}),
+                     ("firewall_work", 20.0, {}), ancestry=False)
+    assert match_all([rcu], others)[0].matched == 0
+    user = Profile(ancestry=False)
+    user.add([Frame("zone_contents_free_rcu", "user")], 9.0)
+    user.add([Frame("udp_recvmsg", "kernel")], 7.0)
+    assert match_all([rcu], user)[0].matched == 0
+    with pytest.raises(Exception, match="frame_names"):
+        parse_playbook(rcu_playbook_text().replace("rcu_free_\\\\w+\"", "rcu_free_\\\\w+|zzz\"")
+                       .replace("sk_filter_release_rcu]\n\nframe_names", "sk_filter_release_rcu, call_rcu]\n\nframe_names"),
+                       "rcu-callback-flood.md")
+
+
+def rcu_playbook_text():
+    from pathlib import Path
+    return (Path(__file__).resolve().parents[2] / "playbooks" / "rcu-callback-flood.md").read_text(encoding="utf-8")
