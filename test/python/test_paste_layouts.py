@@ -1080,6 +1080,34 @@ def test_rule_ci1_a_kswapd_loop_listing_is_the_one_kswapd_thread_top_shows_probe
         "hand-top-perf-report-sort-sym-rule-ci1-kswapd0-kswapd1-two-nodes-stays-generic-kswapd-spin-419.txt")
 
 
+def test_rule_cw1_htop_task_table_is_read_as_tops():
+    """Rule CW1: htop's task table (PID USER PRI NI VIRT RES SHR S CPU% MEM% TIME+ Command, htop 3's
+    sort mark, sizes with units, the tree view's glyphs, whole command lines) gives the same rows as
+    top's: a kernel-only listing of kswapd's loop is the one kswapd thread htop shows (rule CI1),
+    kswapd0 at 17 % of one CPU, a quiet background thread (rule BY1). A process's row keeps its
+    program's base name (`rsync -a ...` is rsync). The look-alike: htop's meter bars and header summary
+    alone (`0[|||...100.0%]`, `Tasks:`, `Load average:`) are no rows, and the listing stays kswapd's."""
+    from flamediag.paste import TaskTables
+    quiet = "hand-htop-tree-perf-report-sort-sym-rule-cw1-kswapd0-sixth-of-cpu-none-61.txt"
+    rows = TaskTables.read((FIXTURES / quiet).read_text().splitlines()).top
+    assert [(r.comm, r.cpu, r.kernel) for r in rows if r.cpu] == [
+        ("rsync", 31.4, False), ("kswapd0", 16.9, True), ("kworker/u16:1-flush-8:32", 2.6, True)]
+    assert {r.comm for r in rows} >= {"init", "sshd", "bash", "kthreadd"}
+    _assert_kswapd_listing_named_by_top(
+        quiet, 0.169, "hand-htop-meters-perf-report-sort-sym-rule-cw1-meter-bars-no-rows-kswapd-spin-61.txt")
+    assert paste("hand-htop-meters-perf-report-sort-sym-rule-cw1-meter-bars-no-rows-kswapd-spin-61.txt").profile.thread_cpu == {}
+
+
+def test_rule_cw2_perf_report_pid_is_a_one_process_listing():
+    """Rule CW2: `perf report --pid 97` (perf-report(1): `--pid`, `--tid`, a comma-separated list) shows
+    one process's samples, so the top row with PID 97 names the listing (rule CC1): kswapd0 at 12.6 % of
+    one CPU, where top's two kswapd threads left rule CI1 no choice. The look-alike: `--pid 97,98` is two
+    processes, and the listing keeps the name of kswapd's main loop (rule AB3)."""
+    _assert_kswapd_listing_named_by_top(
+        "hand-perf-report-pid-rule-cw2-kswapd0-of-two-nodes-eighth-of-cpu-none-515.txt", 0.126,
+        "hand-perf-report-pid-list-rule-cw2-two-pids-not-one-process-kswapd-spin-515.txt")
+
+
 def test_rule_cb2_an_entry_listed_then_shown_with_its_graph_counts_once_probe_bv_2390():
     """Rule CB2 (realworld-probe-bv case 2390, a commit message quoting the flat rows and then the
     top entry again with its call graph): an entry printed a second time with every column equal (share

@@ -57,6 +57,25 @@ ONE_TASK = re.compile(r"\bperf\s+(?:record|report|top)\b.*?\s(?:-p|--pid)[= ]?\s
 TOP_TABLE = re.compile(r"^\s*PID\s+USER\s+PR\s+NI\s+VIRT\s+RES\s+SHR\s+S\s+%CPU\s+%MEM\s+TIME\+?(?:\s+COMMAND)?\s*$")
 TOP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+\S+\s+\S+\s+-?\d+\s+(?P<virt>\S+)\s+(?P<res>\S+)\s+(?P<shr>\S+)\s+[RSDIZTtXW]\s+"
                      r"(?P<cpu>\d+(?:[.,]\d+)?)\s+\d+(?:[.,]\d+)?\s+\S+(?:\s+(?P<comm>\S+))?")
+# htop's task table (rule CW1), its default columns as htop 1.x-3.x print them (Process.c / Row.c):
+#   PID USER PRI NI VIRT RES SHR S CPU% MEM% TIME+ Command
+# htop 3 marks the sorted column's title with a triangle (ASCII `^`/`v`) in place of its trailing space
+# (`CPU%▽MEM%`). A row: PRI is a number or `RT`; VIRT, RES and SHR are KiB, printed plain below 100000
+# and with a unit above (`3881M`, `11.2G`, `12T`; a kernel thread's are 0); CPU% is `88.2` below 100,
+# `350.` from 100 (and `1234` from 1000), `N/A` when unknown; TIME+ is `22:40.17` under an hour, then
+# `1h02:11`, `10h12:33` (htop 2: `123h` from 100 hours; htop 3: `3d04h`, `12d03h`, `1y034d`); the
+# Command column holds the whole command line (`/usr/sbin/mysqld --basedir=/usr`), or a kernel
+# thread's name, behind the tree view's glyphs (`├─ `, `└─ `, `│  `, collapsed `├+ `; ASCII `|- `,
+# `` `- ``) when the tree is shown.
+_HTOP_GAP = r"(?:\s*[\u25b3\u25bd^v]\s*|\s+)"       # the space between two titles, or htop 3's sort mark
+HTOP_TABLE = re.compile(r"^\s*" + _HTOP_GAP.join(["PID", "USER", "PRI", "NI", "VIRT", "RES", "SHR", "S", "CPU%", "MEM%", r"TIME\+"])
+                        + rf"(?:{_HTOP_GAP}Command)?\s*[\u25b3\u25bd^v]?\s*$")
+_HTOP_KIB = r"\d+(?:[.,]\d+)?[KMGTP]?"
+_HTOP_PCT = r"(?:\d+(?:[.,]\d*)?|N/A)"
+_HTOP_TREE = r"\s\u2502\u251c\u2514\u250c\u2500+|`,-"       # the tree view's glyphs, UTF-8 and ASCII
+HTOP_ROW = re.compile(rf"^\s*(?P<pid>\d+)\s+\S+\s+(?:-?\d+|RT)\s+-?\d+\s+(?P<virt>{_HTOP_KIB})\s+(?P<res>{_HTOP_KIB})\s+"
+                      rf"(?P<shr>{_HTOP_KIB})\s+[RSDIZTtXWP?]\s+(?P<cpu>{_HTOP_PCT})\s+{_HTOP_PCT}\s+\d[\d:.hdmy]*\s+"
+                      rf"[{_HTOP_TREE}]*(?P<comm>[^{_HTOP_TREE}]\S*)")
 # `top` rows cut out of their table by grep (`top -b -n1 | grep kswapd`, rule CC2): the command line
 # stands where the header would, so the rows under it are the task table's rows
 TOP_GREP = re.compile(r"^(?:[$#]\s*)?(?:sudo\s+)?top\s+(?:-\S+\s+)*-\S*b\S*(?:\s+-\S+)*(?:\s+\d+)?\s*\|\s*e?grep\b")
@@ -67,8 +86,11 @@ THREAD_LOOPS = {"kswapd": frozenset({"kswapd", "balance_pgdat", "kswapd_shrink_n
 # `perf record -a`, `perf top --all-cpus`: a system-wide listing, whatever its rows (rule AM1)
 ALL_CPUS = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-a|--all-cpus)(?=[\s,;)]|$)")
 # `perf record -p 43` with a bare pid: the pid names a command only where the paste shows it, in a
-# `top` row above (rule H4).
-ONE_PID = re.compile(r"\bperf\s+(?:record|top)\b.*?\s(?:-p|--pid)[= ]?\s*(?P<pid>\d+)(?=[\s,;)]|$)")
+# `top` row above (rule H4). perf record and perf top take `-p/--pid` and `-t/--tid`, perf report
+# `--pid` and `--tid` (its `-p` is `--parent`): each a comma-separated list (perf-report(1)), and a list
+# of several is no one process (rule CW2).
+ONE_PID = re.compile(r"\bperf\s+(?:(?:record|top)\b.*?\s(?:-p|--pid|-t|--tid)|report\b.*?\s--[pt]id)[= ]?\s*"
+                     r"(?P<pid>\d+)(?=[\s,;)]|$)(?!,\s*\d)")
 # bcc profile's banner: `Sampling at 99 Hertz of all threads by kernel stack for 10 secs.` (without
 # `for N secs` the run ended at Ctrl-C and its length is unknown): one CPU gives rate x seconds
 # samples over the window (rule BR1)
@@ -392,19 +414,42 @@ def _top_rows(lines: Sequence[str]) -> List[TopRow]:
     ['kswapd0']
     >>> _top_rows(["   86 root      20   0       0      0      0 S  17.6   0.0   1:52.83 kswapd0"])
     []
+
+    htop's task table is read by its own grammar (rule CW1, see HTOP_ROW): sizes with units, a CPU%
+    of 100 or more with a trailing dot, TIME+ with hours, the tree view's glyphs, and the whole command
+    line, of which the row keeps the program's base name (`_program_name`); a kernel thread keeps its
+    name and is known by VIRT, RES and SHR 0, as in top:
+
+    >>> [(r.pid, r.comm, r.cpu, r.kernel) for r in _top_rows([
+    ...     "  PID USER      PRI  NI  VIRT   RES   SHR S CPU%\u25bdMEM%   TIME+  Command",
+    ...     "    2 root       20   0     0     0     0 S  0.0  0.0  0:00.02 kthreadd",
+    ...     "  112 root       20   0     0     0     0 R 350.  0.0 10h12:33 \u251c\u2500 kswapd0",
+    ...     " 4411 mysql      20   0 11.2G 3881M 21104 S 88.2 24.4  1h02:11 \u2502  \u2514\u2500 /usr/sbin/mysqld --basedir=/usr",
+    ...     "   41 root       RT   0     0     0     0 S  N/A  0.0    123h |  `- migration/3"])]
+    [('2', 'kthreadd', 0.0, True), ('112', 'kswapd0', 350.0, True), ('4411', 'mysqld', 88.2, False), ('41', 'migration/3', 0.0, True)]
+
+    Its meter bars and header summary above the table are no rows, nor is its function-key bar below:
+
+    >>> _top_rows(["  1  [|||||||||||||   45.2%]   Tasks: 112, 300 thr; 2 running",
+    ...            "  2  [||||||||||||||||100.0%]   Load average: 1.02 0.88 0.70",
+    ...            "  PID USER      PRI  NI  VIRT   RES   SHR S CPU% MEM%   TIME+  Command",
+    ...            "F1Help  F2Setup F3SearchF4FilterF5Tree  F6SortByF7Nice -F8Nice +F9Kill  F10Quit"])
+    []
     """
     rows: List[TopRow] = []
-    in_table = grepped = False
+    row_of: Optional[re.Pattern] = None      # the grammar of the table being read: top's or htop's
+    grepped = False
     texts = [line.strip().lstrip(">| ").strip() for line in lines]
     for index, text in enumerate(texts):
-        if TOP_TABLE.match(text) or TOP_GREP.match(text):
-            in_table, grepped = True, not TOP_TABLE.match(text)
+        if TOP_TABLE.match(text) or TOP_GREP.match(text) or HTOP_TABLE.match(text):
+            row_of = HTOP_ROW if HTOP_TABLE.match(text) else TOP_ROW
+            grepped = bool(TOP_GREP.match(text))
             continue
-        if in_table and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
+        if row_of is TOP_ROW and (text == "COMMAND" or (rows and " " not in text and text == rows[-1][0])):
             continue              # the tail of a row or header that a mail client wrapped (see below)
-        match = TOP_ROW.match(text) if in_table else None
+        match = row_of.match(text) if row_of is not None else None
         if match is None:
-            in_table = False
+            row_of = None
             continue
         comm = match["comm"]
         if comm is None:          # wrapped at 72 columns: the command went to the next line, alone
@@ -413,8 +458,24 @@ def _top_rows(lines: Sequence[str]) -> List[TopRow]:
                 continue
             comm = tail
         kernel = match["virt"] == match["res"] == match["shr"] == "0"
-        rows.append(TopRow(comm, float(match["cpu"].replace(",", ".")), kernel, grepped, match["pid"], index))
+        if row_of is HTOP_ROW and not kernel:
+            comm = _program_name(comm)
+        cpu = 0.0 if match["cpu"] == "N/A" else float(match["cpu"].replace(",", "."))
+        rows.append(TopRow(comm, cpu, kernel, grepped, match["pid"], index))
     return rows
+
+
+def _program_name(word: str) -> str:
+    """Rule CW1: the name the rules compare of a process htop lists by its command line's first word:
+    the program's base name, as top's COMMAND column and perf's comm give it (`/usr/sbin/mysqld` is
+    mysqld; a login shell's `-bash` is bash, its dash read as a tree glyph; a process that retitles
+    itself, `postgres:` or `sshd:`, loses the colon). A kernel thread has no command line, and htop
+    shows its name as it is (`kworker/u16:2-flush-8:16`): it is not passed here.
+
+    >>> _program_name("/usr/sbin/mysqld"), _program_name("postgres:"), _program_name("cc1plus")
+    ('mysqld', 'postgres', 'cc1plus')
+    """
+    return word.rstrip(":").rsplit("/", 1)[-1] or word
 
 
 PIDSTAT_CPU_HEADER = re.compile(r"\b(?:PID|TID)\b.*%(?:usr|user)\s+%system\b.*\bCommand\s*$")
@@ -571,6 +632,20 @@ def _top_row_command(rows: Sequence[TopRow], block: Block, pid: str) -> Optional
     return next(above, None) or next(below, None)
 
 
+def _one_pid(above: Sequence[str]) -> Optional[str]:
+    """The one PID a perf command line above a listing restricts it to (rule H4; rule CW2 for perf
+    report): perf record / perf top `-p N`, `--pid N`, `-t N`, `--tid N`, and perf report `--pid N`,
+    `--pid=N`, `--tid N` (perf report's `-p` is `--parent`). Each option takes a comma-separated list,
+    and a list of several PIDs is not one process.
+
+    >>> _one_pid(["$ perf report --pid 97 --stdio --sort sym"]), _one_pid(["perf report --tid=4411 --stdio"])
+    ('97', '4411')
+    >>> _one_pid(["$ perf report --pid 97,98 --stdio"]), _one_pid(["perf report -p 97"]), _one_pid(["perf record -p 12,34 -g"])
+    (None, None, None)
+    """
+    return next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+
+
 def _kernel_thread_of(block: Block) -> Optional[str]:
     """The kernel thread a one-process listing (`perf top -p N`: `(target_pid: N)` in its header)
     is of, when it lists a function only that thread runs: its main loop (rule AB3).
@@ -660,7 +735,7 @@ def _look_above(block: Block, lines: Sequence[str], top: Sequence[TopRow], shown
         block.stacks = [(f, w, comm, one_cpu if cpu is None else cpu, ctx) for f, w, comm, cpu, ctx in block.stacks]
         block.notes.append(f"all samples are from CPU {one_cpu} (`-C {one_cpu}` on the pasted perf command line)")
     task = next((m["proc"] or m["comm"] for m in map(ONE_TASK.search, above) if m), None)
-    pid = next((m["pid"] for m in map(ONE_PID.search, above) if m), None)
+    pid = _one_pid(above)
     if pid is None:
         # rule CC1: perf top's own header names the process it samples
         pid = next((m["pid"] for m in map(TARGET_PID.search, [*above, *lines[block.start:block.start + 3]]) if m), None)
