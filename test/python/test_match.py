@@ -600,3 +600,20 @@ def test_rule_cu1_rcu_callbacks_named_by_the_kernels_convention_are_rcu_batch_wo
 def rcu_playbook_text():
     from pathlib import Path
     return (Path(__file__).resolve().parents[2] / "playbooks" / "rcu-callback-flood.md").read_text(encoding="utf-8")
+def test_rule_cv1_a_stateful_ruleset_beside_a_busier_nic_poll_is_receive_work():
+    """Rule CV1 (realworld-probe-cv case 2778, an x86 router whose single-queue r8169 ports put all
+    forwarding on CPU 0, its ordinary stateful firewall's nft_do_chain at 7 % beside the NIC poll and
+    GRO): every forwarding host evaluates its ruleset per packet inside the receive softirq, so in a
+    flat listing nic-softirq's [ruleset_eval] exclusion (rule AX4) is weighed (`exclude_weighed`): it
+    takes the command only when the ruleset's frames weigh at least as much as the NIC's identifying
+    frames. A long linear ruleset that outweighs the receive work stays the ruleset's (the look-alike)."""
+    books = {b.id: b for b in load_all()}
+    rows = (("rtl8169_poll", 13.8), ("nft_do_chain", 8.1), ("dev_gro_receive", 6.4), ("napi_gro_receive", 3.4),
+            ("net_rx_action", 2.0), ("ip_forward", 3.1))
+    router = profile(*((name, w, {"comm": "ksoftirqd/0"}) for name, w in rows), ancestry=False)
+    # the softirq thread's rows go to the playbook whose frames identify it, the firewall's with them
+    assert match_playbook(books["nic-softirq"], router).matched == pytest.approx(sum(w for _, w in rows))
+    rows = (("nft_do_chain", 19.2), ("rtl8169_poll", 10.4), ("nft_payload_eval", 6.1), ("dev_gro_receive", 5.5),
+            ("nft_cmp_eval", 4.7), ("napi_gro_receive", 3.0), ("net_rx_action", 1.8))
+    blocklist = profile(*((name, w, {"comm": "ksoftirqd/0"}) for name, w in rows), ancestry=False)
+    assert match_playbook(books["nic-softirq"], blocklist).matched == 0
