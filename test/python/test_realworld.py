@@ -262,6 +262,27 @@ def test_load_balancing_walk_names_sched_overhead_in_every_spelling():
     assert top(spread) == (None, None)
 
 
+def test_rule_cs1_cfs_inner_helpers_count_as_switch_rows_in_a_flat_listing():
+    """Rule CS1 (realworld-probe-cs case 2704, InnoDB's spin loops ending in sched_yield, a --sort sym
+    listing read as low): CFS's inner helpers that only the switch, wakeup and tick paths call
+    (update_rq_clock, update_min_vruntime, __calc_delta / calc_delta_mine, clear_buddies,
+    rcu_note_context_switch) count with the other switch rows as the weak form, never the strong one.
+    Fixtures: paste/hand-perf-report-flat-sort-sym-rule-cs1-yield-loop-cfs-helper-rows-44 and its
+    look-alike hand-perf-report-flat-sort-sym-rule-cs1-web-server-helper-rows-not-sched."""
+    yield_loop = (("", "__schedule", 8.1), ("", "pick_next_task_fair", 5.0), ("", "update_curr", 4.2),
+                  ("", "yield_task_fair", 3.5), ("", "sys_sched_yield", 3.0), ("", "pick_next_entity", 2.1),
+                  ("", "put_prev_entity", 1.0), ("", "schedule", 1.0), ("app", "spin_wait_for_slot", 30.0))
+    helpers = (("", "update_rq_clock", 2.6), ("", "__calc_delta", 1.9), ("", "clear_buddies", 1.8),
+               ("", "update_min_vruntime", 1.5), ("", "rcu_note_context_switch", 1.3))
+    assert top(flat(*yield_loop))[1] != "medium"
+    assert top(flat(*yield_loop, *helpers)) == ("sched-overhead", "medium")
+    # the helpers alone are the weak form: a blocking server's percent or two of each names nothing
+    server = flat(("", "__schedule", 4.2), ("", "update_curr", 2.4), *helpers,
+                  ("nginx", "ngx_http_parse_request_line", 11.2), ("", "tcp_sendmsg", 6.1),
+                  ("", "copy_user_enhanced_fast_string", 7.8))
+    assert top(server) == (None, None)
+    assert top(flat(*helpers, ("app", "main", 60.0))) == (None, None)
+
 def test_spin_lock_is_named_by_its_direct_caller():
     """Under release_pages, the lock free_pcppages_bulk takes is the zone lock (the fallback's), the
     lock release_pages takes itself is the LRU lock. Fixtures: signatures/spinlock-contention/
