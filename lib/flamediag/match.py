@@ -21,6 +21,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import chain
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .flatclaims import Claim, by_command, excluded_commands, flat_claims, unlisted_busy
@@ -607,8 +608,9 @@ def with_frame_names(playbooks: Sequence[Playbook], profile: Profile) -> List[Pl
     """
     if not any(p.frame_names for p in playbooks):
         return list(playbooks)
-    names = {_normalize_cached(frame.name) for record in profile for frame in record.frames
-             if frame.kind in ("kernel", "unknown")}
+    # each distinct frame once: a capture's records repeat a stack on every CPU and command
+    distinct = set(chain.from_iterable({record.frames for record in profile}))
+    names = {_normalize_cached(frame.name) for frame in distinct if frame.kind in ("kernel", "unknown")}
     out = []
     for playbook in playbooks:
         if not playbook.frame_names:
